@@ -1,0 +1,67 @@
+# bdp — building-data platform.
+#
+#   make run    install what is missing, build, and serve on http://127.0.0.1:8080
+#   make build  build bin/bdp (and bin/bdp-bench)
+#   make test   run every test (installs chromium for the browser tests)
+#   make lint   gofmt, go vet, staticcheck
+#   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
+#   make deps   install the system packages `make run` needs
+#   make clean  remove build outputs and fetched assets
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+
+# Go lives in /usr/local/go/bin, which CI's PATH may lack; tools installed
+# with `go install` land in ~/go/bin.
+export PATH := /usr/local/go/bin:$(HOME)/go/bin:$(PATH)
+export DEBIAN_FRONTEND := noninteractive
+
+GO ?= go
+UI_DIST := http/ui/dist
+
+.PHONY: all deps deps-test ui build run test lint clean
+
+all: build
+
+# System packages for running the platform (PostgreSQL's initdb/postgres).
+deps:
+	bash scripts/install-deps.sh --run
+
+# System packages for the tests: the above plus chromium and chromium-driver.
+deps-test:
+	bash scripts/install-deps.sh --test
+
+# Swagger UI assets, embedded by package http/ui. Fetched only when missing.
+ui:
+	bash scripts/fetch-swagger-ui.sh
+
+build: ui
+	$(GO) build -o bin/bdp ./cmd/bdp
+	if [ -d cmd/bdp-bench ]; then $(GO) build -o bin/bdp-bench ./cmd/bdp-bench; fi
+
+# The platform on its embedded defaults, at http://127.0.0.1:8080.
+run: deps build
+	./bin/bdp serve
+
+test: deps-test ui
+	$(GO) test ./... -count=1 -p 2 -timeout 20m
+
+lint:
+	@echo "gofmt -l ."
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then \
+		echo "these files need gofmt (run: gofmt -w .):"; echo "$$out"; exit 1; \
+	fi
+	$(GO) vet ./...
+	@gopath="$$($(GO) env GOPATH)"; gobin="$${gopath%%:*}/bin"; \
+	if [ ! -x "$$gobin/staticcheck" ]; then \
+		echo "installing staticcheck into $$gobin"; \
+		GOBIN="$$gobin" $(GO) install honnef.co/go/tools/cmd/staticcheck@latest; \
+	fi; \
+	echo "$$gobin/staticcheck ./..."; \
+	"$$gobin/staticcheck" ./...
+
+clean:
+	rm -rf bin
+	find $(UI_DIST) -mindepth 1 ! -name README.md -exec rm -rf {} +
+	rm -f coverage.out coverage.html *.coverprofile

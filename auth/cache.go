@@ -1,0 +1,94 @@
+package auth
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"sync"
+	"time"
+)
+
+// CredentialCache remembers recently verified email/password pairs so a
+// busy client does not pay the slow hash on every request. Entries are
+// keyed by an HMAC of the credentials under a per-process random key: the
+// cache never holds a password, and a memory dump reveals nothing usable
+// offline. Safe for concurrent use.
+type CredentialCache struct {
+	key []byte
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]cacheEntry
+	byUser  map[int64][][sha256.Size]byte
+}
+
+type cacheEntry struct {
+	userID  int64
+	expires time.Time
+}
+
+// maxCacheEntries bounds memory; past it the cache starts over.
+const maxCacheEntries = 100_000
+
+// NewCredentialCache returns an empty cache; ttl 0 disables caching.
+func NewCredentialCache(key []byte, ttl time.Duration, now func() time.Time) *CredentialCache {
+	if now == nil {
+		now = time.Now
+	}
+	return &CredentialCache{key: key, ttl: ttl, now: now,
+		entries: map[[sha256.Size]byte]cacheEntry{}, byUser: map[int64][][sha256.Size]byte{}}
+}
+
+func (c *CredentialCache) digest(email, password string) [sha256.Size]byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte(email))
+	m.Write([]byte{0})
+	m.Write([]byte(password))
+	var d [sha256.Size]byte
+	m.Sum(d[:0])
+	return d
+}
+
+// Get returns the user whose credentials these are, if verified recently.
+func (c *CredentialCache) Get(email, password string) (int64, bool) {
+	if c.ttl <= 0 {
+		return 0, false
+	}
+	d := c.digest(email, password)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[d]
+	if !ok || !c.now().Before(e.expires) {
+		return 0, false
+	}
+	return e.userID, true
+}
+
+// Put records verified credentials of a user.
+func (c *CredentialCache) Put(email, password string, userID int64) {
+	if c.ttl <= 0 {
+		return
+	}
+	d := c.digest(email, password)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= maxCacheEntries {
+		c.entries = map[[sha256.Size]byte]cacheEntry{}
+		c.byUser = map[int64][][sha256.Size]byte{}
+	}
+	if _, had := c.entries[d]; !had {
+		c.byUser[userID] = append(c.byUser[userID], d)
+	}
+	c.entries[d] = cacheEntry{userID: userID, expires: c.now().Add(c.ttl)}
+}
+
+// DropUser forgets every credential of a user: called when the password
+// changes or the user is deleted.
+func (c *CredentialCache) DropUser(userID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.byUser[userID] {
+		delete(c.entries, d)
+	}
+	delete(c.byUser, userID)
+}

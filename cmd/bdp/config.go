@@ -1,0 +1,155 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the whole platform configuration, read from BDP_* environment
+// variables (decisions.md 1). Every bad value is reported at once, by
+// name, before anything starts.
+type config struct {
+	HTTPAddr        string
+	MQTTAddr        string
+	S3Addr          string
+	DataDir         string
+	DatabaseURL     string
+	OperatorToken   string
+	TokenSecret     []byte
+	TokenTTL        time.Duration
+	BodyLimit       int
+	CredentialTTL   time.Duration
+	ShutdownTimeout time.Duration
+	LogLevel        slog.Level
+}
+
+// configVars documents every variable with its default, for --help and
+// the README.
+var configVars = []struct{ name, def, doc string }{
+	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
+	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker)"},
+	{"BDP_S3_ADDR", "127.0.0.1:9000", "embedded object store listen address"},
+	{"BDP_DATA_DIR", "./data", "state directory: managed PostgreSQL, addresses.json"},
+	{"BDP_DATABASE_URL", "", "PostgreSQL URL; empty runs a managed cluster under BDP_DATA_DIR/postgres"},
+	{"BDP_OPERATOR_TOKEN", "", "enables the operator API; at least 16 characters"},
+	{"BDP_TOKEN_SECRET", "", "bearer token signing key, at least 32 bytes; empty: generated once, kept in the database"},
+	{"BDP_TOKEN_TTL", "1h", "lifetime of bearer tokens"},
+	{"BDP_BODY_LIMIT", "32MiB", "largest accepted request body (bytes, or with KiB/MiB/GiB)"},
+	{"BDP_CREDENTIAL_CACHE_TTL", "60s", "how long verified Basic credentials are remembered; 0 disables"},
+	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight"},
+	{"BDP_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)"},
+}
+
+// loadConfig reads the environment through getenv.
+func loadConfig(getenv func(string) string) (config, error) {
+	get := func(name string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		for _, cv := range configVars {
+			if cv.name == name {
+				return cv.def
+			}
+		}
+		return ""
+	}
+	var c config
+	var errs []error
+	bad := func(name string, err error) { errs = append(errs, fmt.Errorf("%s=%q: %w", name, getenv(name), err)) }
+
+	for name, dst := range map[string]*string{"BDP_HTTP_ADDR": &c.HTTPAddr, "BDP_MQTT_ADDR": &c.MQTTAddr, "BDP_S3_ADDR": &c.S3Addr} {
+		*dst = get(name)
+		if err := checkAddr(*dst); err != nil {
+			bad(name, err)
+		}
+	}
+	c.DataDir = get("BDP_DATA_DIR")
+	c.DatabaseURL = get("BDP_DATABASE_URL")
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		bad("BDP_DATABASE_URL", errors.New("must start with postgres:// or postgresql://"))
+	}
+	c.OperatorToken = get("BDP_OPERATOR_TOKEN")
+	if c.OperatorToken != "" && len(c.OperatorToken) < 16 {
+		bad("BDP_OPERATOR_TOKEN", errors.New("must have at least 16 characters"))
+	}
+	if s := get("BDP_TOKEN_SECRET"); s != "" {
+		if len(s) < 32 {
+			bad("BDP_TOKEN_SECRET", errors.New("must have at least 32 bytes"))
+		}
+		c.TokenSecret = []byte(s)
+	}
+	durations := []struct {
+		name string
+		dst  *time.Duration
+		min  time.Duration
+	}{
+		{"BDP_TOKEN_TTL", &c.TokenTTL, time.Minute},
+		{"BDP_CREDENTIAL_CACHE_TTL", &c.CredentialTTL, 0},
+		{"BDP_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0},
+	}
+	for _, d := range durations {
+		v, err := time.ParseDuration(get(d.name))
+		if err != nil || v < d.min {
+			bad(d.name, fmt.Errorf("must be a duration such as 30s or 1h, at least %s", d.min))
+		}
+		*d.dst = v
+	}
+	var err error
+	if c.BodyLimit, err = parseSize(get("BDP_BODY_LIMIT")); err != nil {
+		bad("BDP_BODY_LIMIT", err)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("BDP_LOG_LEVEL"))); err != nil {
+		bad("BDP_LOG_LEVEL", errors.New("must be debug, info, warn or error"))
+	}
+	return c, errors.Join(errs...)
+}
+
+func checkAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return errors.New("must be host:port")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return errors.New("port must be 0 to 65535")
+	}
+	if host == "" {
+		return errors.New("host is missing; use 127.0.0.1 or 0.0.0.0 explicitly")
+	}
+	return nil
+}
+
+// parseSize reads 1048576, 512KiB, 32MiB or 1GiB.
+func parseSize(s string) (int, error) {
+	mult := 1
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 || n > (4<<30)/mult {
+		return 0, errors.New("must be a positive size such as 1048576, 512KiB or 32MiB (at most 4GiB)")
+	}
+	return n * mult, nil
+}
+
+func newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func randomBytes32() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}

@@ -1,0 +1,59 @@
+// Command bdp is the building data platform: `bdp serve` runs all of it in
+// one process.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `bdp, the open building data platform
+
+Usage:
+  bdp serve     run the platform (HTTP API, managed PostgreSQL unless BDP_DATABASE_URL is set)
+  bdp migrate   apply database migrations and exit
+  bdp version   print the version
+
+Configuration comes from the environment:
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		printUsage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = runServe(ctx)
+	case "migrate":
+		err = runMigrate(ctx)
+	case "version":
+		fmt.Println("bdp", version)
+	case "help", "-h", "--help":
+		printUsage()
+	default:
+		fmt.Fprintf(os.Stderr, "bdp: unknown command %q\n\n", os.Args[1])
+		printUsage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bdp:", err)
+		os.Exit(1)
+	}
+}
+
+func printUsage() {
+	fmt.Fprint(os.Stderr, usage)
+	for _, v := range configVars {
+		fmt.Fprintf(os.Stderr, "  %-26s %s (default %q)\n", v.name, v.doc, v.def)
+	}
+}

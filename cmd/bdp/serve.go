@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	bdphttp "github.com/openbdp/bdp/http"
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// runServe runs the platform until ctx ends (SIGINT or SIGTERM), then shuts
+// down in order: stop accepting and drain requests, close the pool, stop
+// the managed database.
+func runServe(ctx context.Context) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
+	log := newLogger(cfg.LogLevel)
+	st, closeDB, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+
+	secret := cfg.TokenSecret
+	if secret == nil {
+		if secret, err = st.Secret(ctx, "token_signing_key", randomBytes32); err != nil {
+			return fmt.Errorf("load token signing key: %w", err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := bdphttp.New(ctx, bdphttp.Config{
+		BodyLimit: cfg.BodyLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
+		CredentialTTL: cfg.CredentialTTL, Version: version,
+	}, st, log, reg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on BDP_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+	}
+	if err := writeAddresses(cfg.DataDir, map[string]string{"http": ln.Addr().String()}); err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("bdp serving", slog.String("http", "http://"+ln.Addr().String()), slog.String("version", version),
+		slog.Bool("operator_api", cfg.OperatorToken != ""))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("http server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("timeout", cfg.ShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("http shutdown incomplete", slog.Any("error", err))
+	}
+	<-served
+	return nil
+}
+
+// openDatabase connects to BDP_DATABASE_URL or starts the managed cluster,
+// and applies migrations. The returned func closes the pool and stops the
+// managed cluster.
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*store.Store, func(), error) {
+	url := cfg.DatabaseURL
+	stopCluster := func() {}
+	if url == "" {
+		dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "postgres"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("create BDP_DATA_DIR: %w", err)
+		}
+		started := time.Now()
+		cl, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Logger: log})
+		if err != nil {
+			return nil, nil, fmt.Errorf("managed PostgreSQL: %w", err)
+		}
+		log.Info("managed PostgreSQL running", slog.String("dir", dir), slog.Duration("took", time.Since(started)))
+		url = cl.URL()
+		stopCluster = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := cl.Stop(sctx); err != nil {
+				log.Error("stop managed PostgreSQL", slog.Any("error", err))
+			}
+		}
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		stopCluster()
+		return nil, nil, err
+	}
+	v, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		stopCluster()
+		return nil, nil, err
+	}
+	log.Info("database ready", slog.Int64("schema_version", v))
+	return st, func() { st.Close(); stopCluster() }, nil
+}
+
+func runMigrate(ctx context.Context) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
+	_, closeDB, err := openDatabase(ctx, cfg, newLogger(cfg.LogLevel))
+	if err != nil {
+		return err
+	}
+	closeDB()
+	return nil
+}
+
+// writeAddresses records the chosen listen addresses (decisions.md 1) so
+// scripts can find a server started on port 0.
+func writeAddresses(dataDir string, addrs map[string]string) error {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("create BDP_DATA_DIR: %w", err)
+	}
+	b, err := json.MarshalIndent(addrs, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dataDir, "addresses.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write addresses.json: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dataDir, "addresses.json"))
+}

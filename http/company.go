@@ -1,0 +1,124 @@
+package http
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+type companyResponse struct {
+	Company  store.Company       `json:"company"`
+	Projects []store.Project     `json:"projects"`
+	Users    []store.UserSummary `json:"users"`
+}
+
+func (s *Server) getCompany(c *fiber.Ctx, cl *call) (any, error) {
+	ctx := c.UserContext()
+	co, err := s.store.Company(ctx, cl.Perms.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.store.CompanyProjects(ctx, co.ID)
+	if err != nil {
+		return nil, err
+	}
+	us, err := s.store.CompanyUsers(ctx, co.ID)
+	if err != nil {
+		return nil, err
+	}
+	return companyResponse{Company: co, Projects: nonNilSlice(ps), Users: nonNilSlice(us)}, nil
+}
+
+type createProjectRequest struct {
+	Name        *string `json:"name" required:"true"`
+	Description *string `json:"description"`
+	CompanyID   *int64  `json:"company_id" doc:"must be the caller's company; defaults to it"`
+}
+
+type projectCreated struct {
+	Project store.Project     `json:"project"`
+	Role    store.ProjectRole `json:"role"`
+}
+
+// createProject creates the project and its admin role, assigned to the
+// caller, in one transaction.
+func (s *Server) createProject(c *fiber.Ctx, cl *call) (any, error) {
+	var req createProjectRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	if req.CompanyID != nil && *req.CompanyID != cl.Perms.CompanyID {
+		return nil, fault.Forbiddenf("projects can only be created in your own company")
+	}
+	name, err := text("name", req.Name, maxNameLen)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := text("description", req.Description, maxTextLen)
+	if err != nil {
+		return nil, err
+	}
+	p := store.Project{CompanyID: cl.Perms.CompanyID, Name: *name, Description: str(desc)}
+	p, role, err := s.store.CreateProject(c.UserContext(), cl.Perms.UserID, p, s.catalog.ProjectIDs())
+	if err != nil {
+		return nil, err
+	}
+	s.authz.invalidate()
+	return ok("create", projectCreated{Project: p, Role: role}), nil
+}
+
+type projectDetail struct {
+	store.Project
+	Datapoints []string `json:"datapoints" doc:"dataPointIDs of the project"`
+}
+
+func (s *Server) getProject(c *fiber.Ctx, cl *call) (any, error) {
+	p, err := s.store.Project(c.UserContext(), cl.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := s.store.ProjectDatapointIDs(c.UserContext(), p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return projectDetail{Project: p, Datapoints: nonNilSlice(ids)}, nil
+}
+
+type updateProjectRequest struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+func (s *Server) updateProject(c *fiber.Ctx, cl *call) (any, error) {
+	var req updateProjectRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	name, err := text("name", req.Name, maxNameLen)
+	if err != nil {
+		return nil, err
+	}
+	if name != nil && *name == "" {
+		return nil, fault.Invalidf("field name must not be empty")
+	}
+	desc, err := text("description", req.Description, maxTextLen)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.UpdateProject(c.UserContext(), cl.ProjectID, name, desc)
+	if err != nil {
+		return nil, err
+	}
+	return ok("update", p), nil
+}
+
+func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
+	p, err := s.store.DeleteProject(c.UserContext(), cl.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	s.authz.forgetProject(p.ID)
+	s.authz.invalidate()
+	return ok("delete", p), nil
+}

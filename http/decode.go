@@ -1,0 +1,124 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+)
+
+// decode reads the JSON body into dst (a pointer to a request struct) and
+// checks the fields tagged `required:"true"`: present, and for strings not
+// blank. An empty body counts as {}. Every failure is a 400 that names the
+// field or the offset.
+func decode(c *fiber.Ctx, dst any) error {
+	body := bytes.TrimSpace(c.Body())
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return fault.Invalidf("malformed JSON: unexpected data after the object")
+	}
+	return checkRequired(dst)
+}
+
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fault.Invalidf("malformed JSON at offset %d", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fault.Invalidf("the body must be a JSON %s", jsonKind(typ.Type))
+		}
+		return fault.Invalidf("field %s: expected %s, got %s", typ.Field, jsonKind(typ.Type), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fault.Invalidf("malformed JSON: unexpected end of body")
+	}
+	return fault.Invalidf("malformed JSON: %s", err.Error())
+}
+
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+func checkRequired(dst any) error {
+	v := reflect.ValueOf(dst).Elem()
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Tag.Get("required") != "true" {
+			continue
+		}
+		name := jsonName(f)
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				return fault.Invalidf("field %s is required", name)
+			}
+			fv = fv.Elem()
+		}
+		if fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "" {
+			return fault.Invalidf("field %s must not be empty", name)
+		}
+	}
+	return nil
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// text validates an optional string field's length and trims it.
+func text(field string, s *string, maxLen int) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	t := strings.TrimSpace(*s)
+	if len(t) > maxLen {
+		return nil, fault.Invalidf("field %s: at most %d characters", field, maxLen)
+	}
+	return &t, nil
+}
+
+// str dereferences an optional string.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

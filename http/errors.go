@@ -1,0 +1,83 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+)
+
+// statusOf maps every fault kind to its status code (decisions.md 3). The
+// switch is exhaustive: errors_test.go fails when a kind is missing.
+func statusOf(k fault.Kind) int {
+	switch k {
+	case fault.Invalid:
+		return fiber.StatusBadRequest
+	case fault.Unauthenticated:
+		return fiber.StatusUnauthorized
+	case fault.Forbidden:
+		return fiber.StatusForbidden
+	case fault.NotFound:
+		return fiber.StatusNotFound
+	case fault.Conflict:
+		return fiber.StatusConflict
+	case fault.TooLarge:
+		return fiber.StatusRequestEntityTooLarge
+	case fault.Unprocessable:
+		return fiber.StatusUnprocessableEntity
+	case fault.Unavailable:
+		return fiber.StatusServiceUnavailable
+	case fault.Internal:
+		return fiber.StatusInternalServerError
+	}
+	return fiber.StatusInternalServerError
+}
+
+// fiberKinds translates the errors fiber itself raises (no route, body too
+// large, bad method) into our kinds.
+func fiberKind(e *fiber.Error) (fault.Kind, string) {
+	switch e.Code {
+	case fiber.StatusNotFound:
+		return fault.NotFound, "no such resource"
+	case fiber.StatusMethodNotAllowed:
+		return fault.NotFound, "no such resource for this method"
+	case fiber.StatusRequestEntityTooLarge:
+		return fault.TooLarge, "request body too large"
+	case fiber.StatusBadRequest, fiber.StatusRequestHeaderFieldsTooLarge, fiber.StatusUnsupportedMediaType:
+		return fault.Invalid, e.Message
+	}
+	return fault.Internal, ""
+}
+
+// errorBody is the failure envelope of api.md 2.1 and decisions.md 3.
+type errorBody struct {
+	Success   bool   `json:"success"`
+	Error     string `json:"error"`
+	Operation string `json:"operation"`
+}
+
+// handleError is fiber's ErrorHandler: the one place where an error
+// becomes a status code and a body. Internal errors are logged with the
+// request id and answered without detail.
+func (s *Server) handleError(c *fiber.Ctx, err error) error {
+	kind, msg := fault.KindOf(err), fault.Message(err)
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		kind, msg = fiberKind(fe)
+		if kind == fault.Internal {
+			msg = "internal error"
+		}
+	}
+	status := statusOf(kind)
+	if kind == fault.Internal {
+		s.log.Error("request failed", slog.String("request_id", requestID(c)),
+			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.Any("error", err))
+	}
+	if kind == fault.Unauthenticated {
+		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="bdp"`)
+	}
+	op, _ := c.Locals(localOperation).(string)
+	return c.Status(status).JSON(errorBody{Success: false, Error: msg, Operation: op})
+}

@@ -1,0 +1,153 @@
+package http
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/rbac"
+	"github.com/openbdp/bdp/store"
+)
+
+// route is the single declaration of one endpoint: the router, the
+// persisted catalog and the OpenAPI document are all made from it.
+type route struct {
+	ID      int32  // persisted catalog id, filled in at start
+	Method  string // GET, POST, PUT, DELETE
+	Path    string // template in API form: /v2/project/{project_id}
+	Tag     string // store.TagMeta, TagUser, TagCompany or TagProject
+	Op      string // envelope operation of its answers: create, update, delete or ""
+	Summary string
+	Query   []param // query parameters, for the OpenAPI document
+	Body    any     // request body type (a zero value), nil for none
+	Resp    any     // success body type (a zero value)
+	Status  int     // success status; 200 when 0
+	Handle  handlerFunc
+}
+
+// param documents a query parameter.
+type param struct {
+	Name, Type, Doc string
+	Required        bool
+}
+
+// call is what the wrapper learned about a request before the handler
+// runs: who is calling, with which permissions, on which project.
+type call struct {
+	Principal store.Principal
+	Perms     *rbac.Permissions
+	ProjectID int64 // 0 when the route has no project
+}
+
+// handlerFunc does the work of one route. It returns the body to send
+// (encoded as JSON with the route's success status) or an error with a
+// fault kind; it never writes status codes itself.
+type handlerFunc func(c *fiber.Ctx, cl *call) (any, error)
+
+// envelope is the success answer of mutating operations (api.md 2.1).
+type envelope struct {
+	Success   bool   `json:"success"`
+	Operation string `json:"operation"`
+	Resource  any    `json:"resource"`
+}
+
+func ok(op string, resource any) envelope {
+	if resource == nil {
+		resource = struct{}{}
+	}
+	return envelope{Success: true, Operation: op, Resource: resource}
+}
+
+// wrap turns a route into a fiber handler: authenticate (except meta
+// routes), resolve the project, check the grant, run, encode.
+func (s *Server) wrap(r *route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Locals(localOperation, r.Op)
+		cl := &call{}
+		if r.Tag != store.TagMeta {
+			p, perms, err := s.authenticate(c)
+			if err != nil {
+				return err
+			}
+			cl.Principal, cl.Perms = p, perms
+			if cl.ProjectID, err = s.projectOf(c, r, perms); err != nil {
+				return err
+			}
+			if err := perms.Check(r.ID, cl.ProjectID); err != nil {
+				return err
+			}
+		}
+		res, err := r.Handle(c, cl)
+		if err != nil {
+			return err
+		}
+		status := r.Status
+		if status == 0 {
+			status = fiber.StatusOK
+		}
+		if raw, isRaw := res.(rawJSON); isRaw {
+			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+			return c.Status(status).Send(raw)
+		}
+		return c.Status(status).JSON(res)
+	}
+}
+
+// rawJSON is a body that is JSON already.
+type rawJSON []byte
+
+// projectOf finds the project a project route addresses (path or query
+// project_id) and makes sure it belongs to the caller's company. A project
+// of another company, or none at all, answers 403 either way: its
+// existence is nobody else's business (decisions.md 3).
+func (s *Server) projectOf(c *fiber.Ctx, r *route, perms *rbac.Permissions) (int64, error) {
+	if r.Tag != store.TagProject {
+		return 0, nil
+	}
+	raw := c.Params("project_id")
+	if !strings.Contains(r.Path, "{project_id}") {
+		raw = c.Query("project_id")
+	}
+	if raw == "" {
+		return 0, fault.Invalidf("project_id is required")
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fault.Invalidf("project_id must be a positive integer, got %q", raw)
+	}
+	company, err := s.authz.projectCompany(c.UserContext(), id)
+	if err != nil && !fault.Is(err, fault.NotFound) {
+		return 0, err
+	}
+	if err != nil || company != perms.CompanyID {
+		return 0, fault.Forbiddenf("unauthorized access to project %d", id)
+	}
+	return id, nil
+}
+
+// pathID reads a positive integer path parameter.
+func pathID(c *fiber.Ctx, name string) (int64, error) {
+	raw := c.Params(name)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fault.Invalidf("%s must be a positive integer, got %q", name, raw)
+	}
+	return id, nil
+}
+
+// fiberPath turns /v2/project/{project_id} into /v2/project/:project_id.
+func fiberPath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '{':
+			b.WriteByte(':')
+		case '}':
+		default:
+			b.WriteByte(p[i])
+		}
+	}
+	return b.String()
+}

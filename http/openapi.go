@@ -1,0 +1,187 @@
+package http
+
+import (
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/openbdp/bdp/store"
+)
+
+// openAPIDocument renders the OpenAPI 3.1 document of every /v2 and
+// operator route from the same declarations that build the router.
+func (s *Server) openAPIDocument() ([]byte, error) {
+	paths := map[string]map[string]any{}
+	for _, group := range [][]*route{s.routes, operatorRoutes(s)} {
+		for _, r := range group {
+			if paths[r.Path] == nil {
+				paths[r.Path] = map[string]any{}
+			}
+			paths[r.Path][strings.ToLower(r.Method)] = operation(r)
+		}
+	}
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "bdp building data platform API",
+			"version":     s.cfg.Version,
+			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints.",
+		},
+		"paths": paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{
+				"basic":    map[string]any{"type": "http", "scheme": "basic", "description": "email and password"},
+				"bearer":   map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "from POST /v2/auth/token"},
+				"operator": map[string]any{"type": "http", "scheme": "bearer", "description": "BDP_OPERATOR_TOKEN"},
+			},
+			"schemas": map[string]any{"Error": schemaOf(reflect.TypeOf(errorBody{}))},
+		},
+	}
+	return json.Marshal(doc)
+}
+
+var pathParamRe = regexp.MustCompile(`\{([^}]+)\}`)
+
+func operation(r *route) map[string]any {
+	op := map[string]any{
+		"summary":     r.Summary,
+		"operationId": operationID(r),
+		"tags":        []string{r.Tag},
+	}
+	if r.ID != 0 {
+		op["x-endpoint-id"] = r.ID
+		op["description"] = "Catalog endpoint id " + itoa(int64(r.ID)) + "."
+	}
+	var params []map[string]any
+	for _, m := range pathParamRe.FindAllStringSubmatch(r.Path, -1) {
+		typ := "integer"
+		if m[1] == "dataPointID" {
+			typ = "string"
+		}
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": typ}})
+	}
+	for _, q := range r.Query {
+		params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
+			"description": q.Doc, "schema": map[string]any{"type": q.Type}})
+	}
+	if params != nil {
+		op["parameters"] = params
+	}
+	if r.Body != nil {
+		content := map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
+		if _, isForm := r.Body.(tokenForm); isForm {
+			content = map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
+		}
+		op["requestBody"] = map[string]any{"required": r.Method == "POST", "content": content}
+	}
+	status := r.Status
+	if status == 0 {
+		status = 200
+	}
+	errResp := map[string]any{"description": "error envelope",
+		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+	responses := map[string]any{
+		itoa(int64(status)): map[string]any{"description": "success",
+			"content": map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Resp))}}},
+		"400": errResp, "404": errResp,
+	}
+	switch r.Tag {
+	case store.TagMeta:
+	case "operator":
+		op["security"] = []map[string]any{{"operator": []string{}}}
+		responses["401"], responses["403"] = errResp, errResp
+	default:
+		op["security"] = []map[string]any{{"basic": []string{}}, {"bearer": []string{}}}
+		responses["401"], responses["403"] = errResp, errResp
+	}
+	if r.Op != "" && r.Tag != store.TagMeta {
+		responses["409"] = errResp
+	}
+	if r.Body != nil {
+		responses["413"] = errResp
+	}
+	op["responses"] = responses
+	return op
+}
+
+func operationID(r *route) string {
+	id := strings.ToLower(r.Method)
+	for _, part := range strings.Split(r.Path, "/") {
+		part = strings.Trim(part, "{}")
+		if part == "" || part == "v2" {
+			continue
+		}
+		id += "_" + strings.ReplaceAll(part, ".", "_")
+	}
+	return id
+}
+
+// schemaOf derives a JSON schema from a Go type through its json tags; a
+// `required:"true"` tag marks required fields and `doc` describes one.
+func schemaOf(t reflect.Type) map[string]any {
+	if t == nil {
+		return map[string]any{}
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{} // raw JSON
+		}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem())}
+	case reflect.Struct:
+		return structSchema(t)
+	}
+	return map[string]any{}
+}
+
+func structSchema(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var required []string
+	addFields(t, props, &required)
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func addFields(t reflect.Type, props map[string]any, required *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			addFields(f.Type, props, required)
+			continue
+		}
+		name := jsonName(f)
+		fs := schemaOf(f.Type)
+		if d := f.Tag.Get("doc"); d != "" {
+			fs["description"] = d
+		}
+		props[name] = fs
+		if f.Tag.Get("required") == "true" {
+			*required = append(*required, name)
+		}
+	}
+}
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }

@@ -1,0 +1,265 @@
+package http
+
+import (
+	"crypto/subtle"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// operatorRoutes is the operator API of decisions.md 2: outside /v2, for
+// the people who run the platform, behind BDP_OPERATOR_TOKEN.
+func operatorRoutes(s *Server) []*route {
+	const tag = "operator"
+	return []*route{
+		{Method: "POST", Path: "/operator/companies", Tag: tag, Op: "create", Status: fiber.StatusCreated,
+			Summary: "Create a company with its first user and company admin role",
+			Body:    createCompanyRequest{}, Resp: envelopeOf[companyCreated]{}, Handle: s.createCompany},
+		{Method: "GET", Path: "/operator/projects/{project_id}/settings", Tag: tag, Summary: "Settings of a project",
+			Resp: envelopeOf[store.ProjectSettings]{}, Handle: s.getSettings},
+		{Method: "PUT", Path: "/operator/projects/{project_id}/settings", Tag: tag, Op: "update", Summary: "Change settings of a project",
+			Body: settingsRequest{}, Resp: envelopeOf[store.ProjectSettings]{}, Handle: s.putSettings},
+		{Method: "PUT", Path: "/operator/companies/{company_id}/quota", Tag: tag, Op: "update", Summary: "Set the file store quota of a company",
+			Body: quotaRequest{}, Resp: envelopeOf[store.Quota]{}, Handle: s.putCompanyQuota},
+		{Method: "PUT", Path: "/operator/projects/{project_id}/quota", Tag: tag, Op: "update", Summary: "Set the file store quota of a project",
+			Body: quotaRequest{}, Resp: envelopeOf[store.Quota]{}, Handle: s.putProjectQuota},
+		{Method: "PUT", Path: "/operator/projects/{project_id}/datapoints/{dataPointID}/tags", Tag: tag, Op: "update",
+			Summary: "Set system tags of a datapoint (created if missing); key units holds the raw unit",
+			Body:    []tagRequest{}, Resp: envelopeOf[datapointTags]{}, Handle: s.putSystemTags},
+	}
+}
+
+// wrapOperator checks the operator token (in constant time) instead of a
+// user's credentials.
+func (s *Server) wrapOperator(r *route) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Locals(localOperation, r.Op)
+		if s.cfg.OperatorToken == "" {
+			return fault.Forbiddenf("the operator API is disabled; set BDP_OPERATOR_TOKEN to enable it")
+		}
+		scheme, tok, _ := strings.Cut(c.Get(fiber.HeaderAuthorization), " ")
+		if !strings.EqualFold(scheme, "Bearer") ||
+			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.OperatorToken)) != 1 {
+			return fault.Unauthenticatedf("operator token required")
+		}
+		res, err := r.Handle(c, &call{})
+		if err != nil {
+			return err
+		}
+		status := r.Status
+		if status == 0 {
+			status = fiber.StatusOK
+		}
+		return c.Status(status).JSON(res)
+	}
+}
+
+type adminRequest struct {
+	FirstName *string `json:"firstName" required:"true"`
+	LastName  *string `json:"lastName" required:"true"`
+	Email     *string `json:"email" required:"true"`
+	Password  *string `json:"password" required:"true"`
+}
+
+type createCompanyRequest struct {
+	Name        *string       `json:"name" required:"true"`
+	Description *string       `json:"description"`
+	Admin       *adminRequest `json:"admin" required:"true"`
+}
+
+type companyCreated struct {
+	Company store.Company     `json:"company"`
+	User    store.UserSummary `json:"user"`
+	Role    store.CompanyRole `json:"role"`
+}
+
+func (s *Server) createCompany(c *fiber.Ctx, _ *call) (any, error) {
+	var req createCompanyRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	a := req.Admin
+	if err := checkRequired(a); err != nil {
+		return nil, fault.Invalidf("admin: %s", fault.Message(err))
+	}
+	name, err := text("name", req.Name, maxNameLen)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := text("description", req.Description, maxTextLen)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := s.newUser(c, 0, *a.FirstName, *a.LastName, *a.Email, *a.Password)
+	if err != nil {
+		return nil, err
+	}
+	co, u, role, err := s.store.CreateCompany(c.UserContext(), store.Company{Name: *name, Description: str(desc)},
+		admin, s.catalog.AllIDs())
+	if err != nil {
+		return nil, err
+	}
+	return ok("create", companyCreated{Company: co, User: u.Summary(), Role: role}), nil
+}
+
+func (s *Server) getSettings(c *fiber.Ctx, _ *call) (any, error) {
+	id, err := pathID(c, "project_id")
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.store.ProjectSettings(c.UserContext(), id)
+	if err != nil {
+		return nil, err
+	}
+	return ok("", ps), nil
+}
+
+type settingsRequest struct {
+	SetpointWritingEnabled *bool   `json:"setpoint_writing_enabled"`
+	SetpointMaxPriority    *int    `json:"setpoint_max_priority" doc:"1 (most urgent) to 16; default 8"`
+	AutosamplingN          *int    `json:"autosampling_n" doc:"default 200"`
+	UnitsSystem            *string `json:"units_system"`
+	CurrencySystem         *string `json:"currency_system"`
+}
+
+func (s *Server) putSettings(c *fiber.Ctx, _ *call) (any, error) {
+	id, err := pathID(c, "project_id")
+	if err != nil {
+		return nil, err
+	}
+	var req settingsRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	if p := req.SetpointMaxPriority; p != nil && (*p < 1 || *p > 16) {
+		return nil, fault.Invalidf("field setpoint_max_priority: must be between 1 and 16, got %d", *p)
+	}
+	if n := req.AutosamplingN; n != nil && (*n < 1 || *n > 100_000) {
+		return nil, fault.Invalidf("field autosampling_n: must be between 1 and 100000, got %d", *n)
+	}
+	for field, v := range map[string]*string{"units_system": req.UnitsSystem, "currency_system": req.CurrencySystem} {
+		if v != nil && (strings.TrimSpace(*v) == "" || len(*v) > 32) {
+			return nil, fault.Invalidf("field %s: must be a system name", field)
+		}
+	}
+	ps, err := s.store.UpdateProjectSettings(c.UserContext(), id, store.SettingsPatch{
+		SetpointWritingEnabled: req.SetpointWritingEnabled, SetpointMaxPriority: req.SetpointMaxPriority,
+		AutosamplingN: req.AutosamplingN, UnitsSystem: req.UnitsSystem, CurrencySystem: req.CurrencySystem})
+	if err != nil {
+		return nil, err
+	}
+	return ok("update", ps), nil
+}
+
+type quotaRequest struct {
+	Files         *int64 `json:"files"`
+	SpaceBytes    *int64 `json:"space_bytes"`
+	FileSizeBytes *int64 `json:"file_size_bytes"`
+}
+
+func (s *Server) quotaPatch(c *fiber.Ctx) (store.QuotaPatch, error) {
+	var req quotaRequest
+	if err := decode(c, &req); err != nil {
+		return store.QuotaPatch{}, err
+	}
+	for field, v := range map[string]*int64{"files": req.Files, "space_bytes": req.SpaceBytes, "file_size_bytes": req.FileSizeBytes} {
+		if v != nil && *v < 0 {
+			return store.QuotaPatch{}, fault.Invalidf("field %s: must not be negative", field)
+		}
+	}
+	return store.QuotaPatch{Files: req.Files, SpaceBytes: req.SpaceBytes, FileSizeBytes: req.FileSizeBytes}, nil
+}
+
+func (s *Server) putCompanyQuota(c *fiber.Ctx, _ *call) (any, error) {
+	id, err := pathID(c, "company_id")
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.quotaPatch(c)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.store.UpdateCompanyQuota(c.UserContext(), id, p)
+	if err != nil {
+		return nil, err
+	}
+	return ok("update", q), nil
+}
+
+func (s *Server) putProjectQuota(c *fiber.Ctx, _ *call) (any, error) {
+	id, err := pathID(c, "project_id")
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.quotaPatch(c)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.store.UpdateProjectQuota(c.UserContext(), id, p)
+	if err != nil {
+		return nil, err
+	}
+	return ok("update", q), nil
+}
+
+type tagRequest struct {
+	Key   *string `json:"key" required:"true"`
+	Value *string `json:"value" required:"true"`
+}
+
+type datapointTags struct {
+	DataPointID string               `json:"dataPointID"`
+	Tags        []store.DatapointTag `json:"tags"`
+}
+
+func (s *Server) putSystemTags(c *fiber.Ctx, _ *call) (any, error) {
+	id, err := pathID(c, "project_id")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := url.PathUnescape(c.Params("dataPointID"))
+	if err != nil {
+		return nil, fault.Invalidf("dataPointID: bad percent-encoding")
+	}
+	dp, err := validDataPointID(raw)
+	if err != nil {
+		return nil, err
+	}
+	var req []tagRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	tags := make([]store.DatapointTag, 0, len(req))
+	for i, t := range req {
+		if err := checkRequired(&t); err != nil {
+			return nil, fault.Invalidf("tags[%d]: %s", i, fault.Message(err))
+		}
+		tags = append(tags, store.DatapointTag{Key: strings.TrimSpace(*t.Key), Value: *t.Value, Source: "system"})
+	}
+	if _, err := s.store.Project(c.UserContext(), id); err != nil {
+		return nil, err
+	}
+	out, err := s.store.SetSystemTags(c.UserContext(), id, dp, tags)
+	if err != nil {
+		return nil, err
+	}
+	return ok("update", datapointTags{DataPointID: dp, Tags: out}), nil
+}
+
+// validDataPointID enforces decisions.md 4: any characters but control
+// characters and backslash.
+func validDataPointID(raw string) (string, error) {
+	if raw == "" || len(raw) > 512 {
+		return "", fault.Invalidf("dataPointID must have 1 to 512 characters")
+	}
+	for _, r := range raw {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return "", fault.Invalidf("dataPointID %q: control characters and backslash are not allowed", raw)
+		}
+	}
+	return raw, nil
+}

@@ -1,0 +1,191 @@
+package http
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+type tagAuthRequest struct {
+	Key   *string `json:"key" required:"true" doc:"name (the dataPointID) or another tag key"`
+	Value *string `json:"value" required:"true" doc:"* matches any run of characters"`
+	Read  *bool   `json:"read"`
+	Write *bool   `json:"write"`
+}
+
+type projectRoleRequest struct {
+	Name            *string          `json:"name" required:"true"`
+	Description     *string          `json:"description"`
+	AuthedEndpoints *[]int32         `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
+	AuthedTags      *[]tagAuthRequest `json:"authed_tags"`
+}
+
+// projectRole validates a request into a role of the project. base holds
+// the current role on update; fields the request omits keep its values.
+func (s *Server) projectRole(req projectRoleRequest, base store.ProjectRole) (store.ProjectRole, error) {
+	r := base
+	name, err := text("name", req.Name, maxNameLen)
+	if err != nil {
+		return r, err
+	}
+	if name != nil {
+		if *name == "" {
+			return r, fault.Invalidf("field name must not be empty")
+		}
+		r.Name = *name
+	}
+	desc, err := text("description", req.Description, maxTextLen)
+	if err != nil {
+		return r, err
+	}
+	if desc != nil {
+		r.Description = *desc
+	}
+	if req.AuthedEndpoints != nil {
+		r.AuthedEndpoints = *req.AuthedEndpoints
+	}
+	if err := s.catalog.ValidateProjectRole(r.AuthedEndpoints); err != nil {
+		return r, err
+	}
+	if req.AuthedTags != nil {
+		r.AuthedTags = make([]store.TagAuth, 0, len(*req.AuthedTags))
+		for i, t := range *req.AuthedTags {
+			if t.Key == nil || t.Value == nil || strings.TrimSpace(*t.Key) == "" || *t.Value == "" {
+				return r, fault.Invalidf("authed_tags[%d]: key and value are required", i)
+			}
+			r.AuthedTags = append(r.AuthedTags, store.TagAuth{Key: strings.TrimSpace(*t.Key), Value: *t.Value,
+				Read: t.Read != nil && *t.Read, Write: t.Write != nil && *t.Write})
+		}
+	}
+	if r.AuthedTags == nil {
+		r.AuthedTags = []store.TagAuth{}
+	}
+	return r, nil
+}
+
+func (s *Server) listProjectRoles(c *fiber.Ctx, cl *call) (any, error) {
+	rs, err := s.store.ProjectRoles(c.UserContext(), cl.ProjectID)
+	return nonNilSlice(rs), err
+}
+
+func (s *Server) createProjectRole(c *fiber.Ctx, cl *call) (any, error) {
+	var req projectRoleRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	r, err := s.projectRole(req, store.ProjectRole{ProjectID: cl.ProjectID})
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, r.AuthedEndpoints, r.AuthedTags); err != nil {
+		return nil, err
+	}
+	if r, err = s.store.CreateProjectRole(c.UserContext(), r); err != nil {
+		return nil, err
+	}
+	return ok("create", r), nil
+}
+
+func (s *Server) updateProjectRole(c *fiber.Ctx, cl *call) (any, error) {
+	var req projectRoleRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	base, err := s.pathProjectRole(c, cl)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.projectRole(req, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, r.AuthedEndpoints, r.AuthedTags); err != nil {
+		return nil, err
+	}
+	if r, err = s.store.UpdateProjectRole(c.UserContext(), r); err != nil {
+		return nil, err
+	}
+	s.authz.invalidate()
+	return ok("update", r), nil
+}
+
+func (s *Server) deleteProjectRole(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := pathID(c, "role_id")
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.store.DeleteProjectRole(c.UserContext(), cl.ProjectID, id)
+	if err != nil {
+		return nil, err
+	}
+	s.authz.invalidate()
+	return ok("delete", r), nil
+}
+
+func (s *Server) pathProjectRole(c *fiber.Ctx, cl *call) (store.ProjectRole, error) {
+	id, err := pathID(c, "role_id")
+	if err != nil {
+		return store.ProjectRole{}, err
+	}
+	return s.store.ProjectRole(c.UserContext(), cl.ProjectID, id)
+}
+
+type projectAssignment struct {
+	Role store.ProjectRole `json:"role"`
+	User store.UserSummary `json:"user"`
+}
+
+// assignProjectRole gives a user of the caller's company a role, but only
+// one whose permissions the caller holds too.
+func (s *Server) assignProjectRole(c *fiber.Ctx, cl *call) (any, error) {
+	r, u, err := s.projectAssignment(c, cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, r.AuthedEndpoints, r.AuthedTags); err != nil {
+		return nil, err
+	}
+	if err := s.store.AssignProjectRole(c.UserContext(), r.ID, u.ID); err != nil {
+		return nil, err
+	}
+	s.authz.invalidate()
+	return ok("create", projectAssignment{Role: r, User: u.Summary()}), nil
+}
+
+func (s *Server) unassignProjectRole(c *fiber.Ctx, cl *call) (any, error) {
+	r, u, err := s.projectAssignment(c, cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.UnassignProjectRole(c.UserContext(), r.ID, u.ID); err != nil {
+		return nil, err
+	}
+	s.authz.invalidate()
+	return ok("delete", projectAssignment{Role: r, User: u.Summary()}), nil
+}
+
+func (s *Server) projectAssignment(c *fiber.Ctx, cl *call) (store.ProjectRole, store.User, error) {
+	r, err := s.pathProjectRole(c, cl)
+	if err != nil {
+		return r, store.User{}, err
+	}
+	u, err := s.companyUser(c, cl)
+	return r, u, err
+}
+
+// companyUser reads the user_id path parameter; users of other companies
+// are as unknown as users that do not exist.
+func (s *Server) companyUser(c *fiber.Ctx, cl *call) (store.User, error) {
+	id, err := pathID(c, "user_id")
+	if err != nil {
+		return store.User{}, err
+	}
+	u, err := s.store.User(c.UserContext(), id)
+	if err == nil && u.CompanyID != cl.Perms.CompanyID {
+		err = fault.NotFoundf("user not found")
+	}
+	return u, err
+}

@@ -1,0 +1,105 @@
+package http
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/store"
+)
+
+// v2Routes declares every /v2 endpoint, once. Order does not matter for
+// ids (they are persisted by method and path) but is the order of the
+// OpenAPI document.
+func v2Routes(s *Server) []*route {
+	const meta, user, company, project = store.TagMeta, store.TagUser, store.TagCompany, store.TagProject
+	return []*route{
+		// Meta: no credentials.
+		{Method: "GET", Path: "/v2/meta/endpoints", Tag: meta, Summary: "List the endpoint catalog (ids for roles)",
+			Resp: []store.Endpoint{}, Handle: s.listEndpoints},
+		{Method: "GET", Path: "/v2/openapi.json", Tag: meta, Summary: "This OpenAPI document",
+			Resp: map[string]any{}, Handle: s.serveOpenAPI},
+		{Method: "POST", Path: "/v2/auth/token", Tag: meta, Summary: "Issue a bearer token (Basic credentials or OAuth2 password grant)",
+			Body: tokenForm{}, Resp: tokenResponse{}, Handle: s.issueToken},
+
+		// The calling user.
+		{Method: "GET", Path: "/v2/user", Tag: user, Summary: "The calling user with their roles",
+			Resp: userResponse{}, Handle: s.getUser},
+		{Method: "PUT", Path: "/v2/user", Tag: user, Op: "update", Summary: "Change the calling user's profile",
+			Body: updateUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.updateUser},
+		{Method: "DELETE", Path: "/v2/user", Tag: user, Op: "delete", Summary: "Delete the calling user",
+			Resp: envelopeOf[store.UserSummary]{}, Handle: s.deleteUser},
+		{Method: "PUT", Path: "/v2/user/password", Tag: user, Op: "update", Summary: "Change the calling user's password",
+			Body: passwordRequest{}, Resp: envelopeOf[struct{}]{}, Handle: s.changePassword},
+		{Method: "GET", Path: "/v2/user/projects", Tag: user, Summary: "Projects the calling user may use",
+			Resp: itemsOf[store.Project]{}, Handle: s.userProjects},
+
+		// Company administration.
+		{Method: "GET", Path: "/v2/company", Tag: company, Summary: "The caller's company with its projects and users",
+			Resp: companyResponse{}, Handle: s.getCompany},
+		{Method: "POST", Path: "/v2/company/project", Tag: company, Op: "create", Summary: "Create a project (its admin role goes to the caller)",
+			Body: createProjectRequest{}, Resp: envelopeOf[projectCreated]{}, Handle: s.createProject},
+		{Method: "POST", Path: "/v2/project", Tag: company, Op: "create", Summary: "Create a project (same as POST /v2/company/project)",
+			Body: createProjectRequest{}, Resp: envelopeOf[projectCreated]{}, Handle: s.createProject},
+		{Method: "POST", Path: "/v2/company/user", Tag: company, Op: "create", Summary: "Create a user of the caller's company (no roles)",
+			Body: createUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
+		{Method: "POST", Path: "/v2/user", Tag: company, Op: "create", Summary: "Create a user (same as POST /v2/company/user)",
+			Body: createUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
+		{Method: "GET", Path: "/v2/company/roles", Tag: company, Summary: "List the company roles",
+			Resp: []store.CompanyRole{}, Handle: s.listCompanyRoles},
+		{Method: "POST", Path: "/v2/company/role", Tag: company, Op: "create", Summary: "Create a company role",
+			Body: companyRoleRequest{}, Resp: envelopeOf[store.CompanyRole]{}, Handle: s.createCompanyRole},
+		{Method: "PUT", Path: "/v2/company/role/{role_id}", Tag: company, Op: "update", Summary: "Change a company role (lists are replaced)",
+			Body: companyRoleRequest{}, Resp: envelopeOf[store.CompanyRole]{}, Handle: s.updateCompanyRole},
+		{Method: "DELETE", Path: "/v2/company/role/{role_id}", Tag: company, Op: "delete", Summary: "Delete a company role and its assignments",
+			Resp: envelopeOf[store.CompanyRole]{}, Handle: s.deleteCompanyRole},
+		{Method: "DELETE", Path: "/v2/company/roles/{role_id}", Tag: company, Op: "delete", Summary: "Delete a company role (same as DELETE /v2/company/role/{role_id})",
+			Resp: envelopeOf[store.CompanyRole]{}, Handle: s.deleteCompanyRole},
+		{Method: "POST", Path: "/v2/company/role/{role_id}/user/{user_id}", Tag: company, Op: "create", Summary: "Assign a company role to a user",
+			Resp: envelopeOf[companyAssignment]{}, Handle: s.assignCompanyRole},
+		{Method: "DELETE", Path: "/v2/company/role/{role_id}/user/{user_id}", Tag: company, Op: "delete", Summary: "Take a company role from a user",
+			Resp: envelopeOf[companyAssignment]{}, Handle: s.unassignCompanyRole},
+
+		// Projects.
+		{Method: "GET", Path: "/v2/project/{project_id}", Tag: project, Summary: "A project with the ids of its datapoints",
+			Resp: projectDetail{}, Handle: s.getProject},
+		{Method: "PUT", Path: "/v2/project/{project_id}", Tag: project, Op: "update", Summary: "Change name or description of a project",
+			Body: updateProjectRequest{}, Resp: envelopeOf[store.Project]{}, Handle: s.updateProject},
+		{Method: "DELETE", Path: "/v2/project/{project_id}", Tag: project, Op: "delete", Summary: "Delete a project with everything in it",
+			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject},
+		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
+			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
+		{Method: "POST", Path: "/v2/project/{project_id}/role", Tag: project, Op: "create", Summary: "Create a project role",
+			Body: projectRoleRequest{}, Resp: envelopeOf[store.ProjectRole]{}, Handle: s.createProjectRole},
+		{Method: "PUT", Path: "/v2/project/{project_id}/role/{role_id}", Tag: project, Op: "update", Summary: "Change a project role (lists are replaced)",
+			Body: projectRoleRequest{}, Resp: envelopeOf[store.ProjectRole]{}, Handle: s.updateProjectRole},
+		{Method: "DELETE", Path: "/v2/project/{project_id}/role/{role_id}", Tag: project, Op: "delete", Summary: "Delete a project role and its assignments",
+			Resp: envelopeOf[store.ProjectRole]{}, Handle: s.deleteProjectRole},
+		{Method: "POST", Path: "/v2/project/{project_id}/role/{role_id}/user/{user_id}", Tag: project, Op: "create", Summary: "Assign a project role to a user",
+			Resp: envelopeOf[projectAssignment]{}, Handle: s.assignProjectRole},
+		{Method: "DELETE", Path: "/v2/project/{project_id}/role/{role_id}/user/{user_id}", Tag: project, Op: "delete", Summary: "Take a project role from a user",
+			Resp: envelopeOf[projectAssignment]{}, Handle: s.unassignProjectRole},
+	}
+}
+
+// envelopeOf documents an envelope around a resource type.
+type envelopeOf[T any] struct {
+	Success   bool   `json:"success"`
+	Operation string `json:"operation"`
+	Resource  T      `json:"resource"`
+}
+
+// itemsOf documents a list answer.
+type itemsOf[T any] struct {
+	Items []T `json:"items"`
+}
+
+func (s *Server) listEndpoints(c *fiber.Ctx, _ *call) (any, error) {
+	out := make([]store.Endpoint, 0, len(s.routes))
+	for _, r := range s.routes {
+		out = append(out, store.Endpoint{ID: r.ID, Method: r.Method, Path: r.Path, Tag: r.Tag})
+	}
+	return out, nil
+}
+
+func (s *Server) serveOpenAPI(c *fiber.Ctx, _ *call) (any, error) {
+	return rawJSON(s.openapi), nil
+}

@@ -1,0 +1,155 @@
+// Package http serves the /v2 API, the operator API, the OpenAPI document
+// and the Swagger UI with fiber.
+//
+// Handlers are plain functions returning a result or an error
+// (handler.go); one wrapper adds authentication, authorization and the
+// envelope, and one error handler (errors.go) turns error kinds into
+// status codes. Every /v2 route is declared once in routes.go: the router,
+// the endpoint catalog and the OpenAPI document all come from that list.
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/http/ui"
+	"github.com/openbdp/bdp/rbac"
+	"github.com/openbdp/bdp/store"
+)
+
+// Config is what the HTTP layer needs from the platform configuration.
+type Config struct {
+	BodyLimit     int           // bytes; default 32 MiB
+	OperatorToken string        // empty disables the operator API
+	TokenSecret   []byte        // signs bearer tokens
+	TokenTTL      time.Duration // default 1 h
+	CredentialTTL time.Duration // verified-credentials cache; 0 disables it
+	HashParams    auth.HashParams
+	Version       string
+}
+
+// Server is the HTTP face of the platform. Create it with New, run it with
+// Serve, stop it with Shutdown.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *store.Store
+	app     *fiber.App
+	catalog *rbac.Catalog
+	routes  []*route // the /v2 routes with their persisted ids
+	hasher  *auth.Hasher
+	tokens  *auth.Tokens
+	creds   *auth.CredentialCache
+	authz   *principalCache
+	metrics *metrics
+	openapi []byte
+}
+
+// New builds the server: it persists the endpoint catalog (giving new
+// routes their ids and extending admin roles) and mounts every route.
+func New(ctx context.Context, cfg Config, st *store.Store, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 32 << 20
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = time.Hour
+	}
+	if len(cfg.TokenSecret) < 32 {
+		return nil, errors.New("token secret must be at least 32 bytes")
+	}
+	if cfg.HashParams == (auth.HashParams{}) {
+		cfg.HashParams = auth.DefaultHashParams
+	}
+	s := &Server{
+		cfg:    cfg,
+		log:    log,
+		store:  st,
+		hasher: auth.NewHasher(cfg.HashParams, 4),
+		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
+		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
+	}
+	var err error
+	if s.metrics, err = newMetrics(reg); err != nil {
+		return nil, err
+	}
+	if err := s.syncCatalog(ctx); err != nil {
+		return nil, err
+	}
+	s.authz = newPrincipalCache(st, s.catalog)
+	if s.openapi, err = s.openAPIDocument(); err != nil {
+		return nil, fmt.Errorf("build OpenAPI document: %w", err)
+	}
+	s.app = fiber.New(fiber.Config{
+		BodyLimit:             cfg.BodyLimit,
+		ErrorHandler:          s.handleError,
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		AppName:               "bdp",
+	})
+	s.app.Use(s.requestID, s.observe, recover.New(recover.Config{EnableStackTrace: true,
+		StackTraceHandler: s.logPanic}))
+	s.mount()
+	return s, nil
+}
+
+// syncCatalog persists the declared /v2 routes and learns their ids.
+func (s *Server) syncCatalog(ctx context.Context) error {
+	s.routes = v2Routes(s)
+	decls := make([]store.Endpoint, len(s.routes))
+	for i, r := range s.routes {
+		decls[i] = store.Endpoint{Method: r.Method, Path: r.Path, Tag: r.Tag}
+	}
+	eps, err := s.store.SyncEndpoints(ctx, decls)
+	if err != nil {
+		return fmt.Errorf("persist endpoint catalog: %w", err)
+	}
+	for i, e := range eps {
+		s.routes[i].ID = e.ID
+	}
+	s.catalog = rbac.NewCatalog(eps)
+	return nil
+}
+
+// mount registers every route with fiber, then the catch-all 404.
+func (s *Server) mount() {
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	s.app.Get("/readyz", s.ready)
+	s.app.Get("/metrics", s.metrics.handler())
+	ui.Register(s.app)
+	for _, r := range s.routes {
+		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
+	}
+	for _, r := range operatorRoutes(s) {
+		s.app.Add(r.Method, fiberPath(r.Path), s.wrapOperator(r))
+	}
+	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+}
+
+func (s *Server) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "database unreachable"})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+
+// Shutdown stops accepting connections and waits for requests in flight,
+// at most until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+// Catalog returns the persisted endpoint catalog.
+func (s *Server) Catalog() *rbac.Catalog { return s.catalog }

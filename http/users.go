@@ -1,0 +1,201 @@
+package http
+
+import (
+	"net/mail"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+type userResponse struct {
+	User         store.User          `json:"user"`
+	Roles        []store.ProjectRole `json:"roles"`
+	CompanyRoles []store.CompanyRole `json:"companyroles"`
+}
+
+// getUser answers from the principal the request was authenticated with:
+// it is loaded from PostgreSQL and dropped on every change.
+func (s *Server) getUser(_ *fiber.Ctx, cl *call) (any, error) {
+	p := cl.Principal
+	return userResponse{User: p.User, Roles: nonNilSlice(p.ProjectRoles), CompanyRoles: nonNilSlice(p.CompanyRoles)}, nil
+}
+
+type createUserRequest struct {
+	CompanyID *int64  `json:"company_id" doc:"must be the caller's company; defaults to it"`
+	FirstName *string `json:"firstName" required:"true"`
+	LastName  *string `json:"lastName" required:"true"`
+	Email     *string `json:"email" required:"true"`
+	Password  *string `json:"password" required:"true" doc:"write-only; at least 8 characters"`
+}
+
+const (
+	maxNameLen     = 200
+	maxTextLen     = 2000
+	minPasswordLen = 8
+	maxPasswordLen = 1024
+)
+
+func (s *Server) createUser(c *fiber.Ctx, cl *call) (any, error) {
+	var req createUserRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	if req.CompanyID != nil && *req.CompanyID != cl.Perms.CompanyID {
+		return nil, fault.Forbiddenf("users can only be created in your own company")
+	}
+	n, err := s.newUser(c, cl.Perms.CompanyID, *req.FirstName, *req.LastName, *req.Email, *req.Password)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.store.CreateUser(c.UserContext(), n)
+	if err != nil {
+		return nil, err
+	}
+	return ok("create", u.Summary()), nil
+}
+
+// newUser validates the fields of a new user and hashes the password.
+func (s *Server) newUser(c *fiber.Ctx, companyID int64, first, last, email, password string) (store.NewUser, error) {
+	n := store.NewUser{CompanyID: companyID, FirstName: strings.TrimSpace(first), LastName: strings.TrimSpace(last)}
+	var err error
+	if n.Email, err = validEmail(email); err != nil {
+		return n, err
+	}
+	if len(n.FirstName) > maxNameLen || len(n.LastName) > maxNameLen {
+		return n, fault.Invalidf("firstName and lastName: at most %d characters", maxNameLen)
+	}
+	if err := validPassword("password", password); err != nil {
+		return n, err
+	}
+	n.PasswordHash, err = s.hasher.Hash(c.UserContext(), password)
+	return n, err
+}
+
+func validEmail(e string) (string, error) {
+	e = strings.TrimSpace(e)
+	a, err := mail.ParseAddress(e)
+	if err != nil || a.Address != e || len(e) > 254 {
+		return "", fault.Invalidf("field email: %q is not a valid email address", e)
+	}
+	return e, nil
+}
+
+func validPassword(field, pw string) error {
+	if len(pw) < minPasswordLen || len(pw) > maxPasswordLen {
+		return fault.Invalidf("field %s: between %d and %d characters", field, minPasswordLen, maxPasswordLen)
+	}
+	return nil
+}
+
+type updateUserRequest struct {
+	FirstName *string `json:"firstName"`
+	LastName  *string `json:"lastName"`
+	Email     *string `json:"email"`
+	Address   *string `json:"address"`
+	Phone     *string `json:"phone"`
+}
+
+func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
+	var req updateUserRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	var p store.UserPatch
+	var err error
+	if p.FirstName, err = text("firstName", req.FirstName, maxNameLen); err != nil {
+		return nil, err
+	}
+	if p.LastName, err = text("lastName", req.LastName, maxNameLen); err != nil {
+		return nil, err
+	}
+	if p.Address, err = text("address", req.Address, maxTextLen); err != nil {
+		return nil, err
+	}
+	if p.Phone, err = text("phone", req.Phone, maxNameLen); err != nil {
+		return nil, err
+	}
+	if req.Email != nil {
+		e, err := validEmail(*req.Email)
+		if err != nil {
+			return nil, err
+		}
+		p.Email = &e
+	}
+	u, err := s.store.UpdateUser(c.UserContext(), cl.Perms.UserID, p)
+	if err != nil {
+		return nil, err
+	}
+	s.userChanged(u.ID)
+	return ok("update", u.Summary()), nil
+}
+
+type passwordRequest struct {
+	CurrentPassword *string `json:"current_password" required:"true"`
+	NewPassword     *string `json:"new_password" required:"true" doc:"at least 8 characters"`
+}
+
+func (s *Server) changePassword(c *fiber.Ctx, cl *call) (any, error) {
+	var req passwordRequest
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	if err := validPassword("new_password", *req.NewPassword); err != nil {
+		return nil, err
+	}
+	match, err := s.hasher.Verify(c.UserContext(), *req.CurrentPassword, cl.Principal.User.PasswordHash)
+	if err != nil {
+		return nil, err
+	}
+	if !match {
+		return nil, fault.Invalidf("field current_password: does not match the current password")
+	}
+	hash, err := s.hasher.Hash(c.UserContext(), *req.NewPassword)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.SetPasswordHash(c.UserContext(), cl.Perms.UserID, hash); err != nil {
+		return nil, err
+	}
+	s.userChanged(cl.Perms.UserID)
+	return ok("update", nil), nil
+}
+
+func (s *Server) deleteUser(c *fiber.Ctx, cl *call) (any, error) {
+	u, err := s.store.DeleteUser(c.UserContext(), cl.Perms.UserID)
+	if err != nil {
+		return nil, err
+	}
+	s.userChanged(u.ID)
+	return ok("delete", u.Summary()), nil
+}
+
+// userChanged forgets whatever was cached about a user: verified
+// credentials and roles.
+func (s *Server) userChanged(userID int64) {
+	s.creds.DropUser(userID)
+	s.authz.invalidate()
+}
+
+func (s *Server) userProjects(c *fiber.Ctx, cl *call) (any, error) {
+	var ps []store.Project
+	var err error
+	if cl.Perms.HasCompanyRole() {
+		ps, err = s.store.CompanyProjects(c.UserContext(), cl.Perms.CompanyID)
+	} else {
+		ps, err = s.store.ProjectsByID(c.UserContext(), cl.Perms.ProjectIDs())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return itemsOf[store.Project]{Items: nonNilSlice(ps)}, nil
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

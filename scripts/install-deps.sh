@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the system packages that bdp needs and that are
+# missing on this machine. Runs `apt-get update` once, and only when
+# something must be installed.
+#
+# Usage: scripts/install-deps.sh [--run] [--test] [--npm]
+#   --run   what `bdp serve` needs: PostgreSQL's server binaries (initdb,
+#           postgres), from which bdp starts its embedded database
+#   --test  what `go test ./...` needs: the above, plus chromium and
+#           chromium-driver for the browser tests
+#   --npm   npm, to fetch the Swagger UI assets (`make ui`)
+# With no flag, --run.
+#
+# Runs apt-get as root, or through sudo when not root and sudo exists.
+set -euo pipefail
+
+export DEBIAN_FRONTEND=noninteractive
+
+want_run=0 want_test=0 want_npm=0
+[ $# -eq 0 ] && want_run=1
+for arg in "$@"; do
+	case "$arg" in
+	--run) want_run=1 ;;
+	--test) want_run=1 want_test=1 ;;
+	--npm) want_npm=1 ;;
+	-h | --help)
+		awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+		exit 0
+		;;
+	*)
+		echo "install-deps: unknown flag $arg (want --run, --test or --npm)" >&2
+		exit 2
+		;;
+	esac
+done
+
+have_initdb() {
+	local f
+	for f in /usr/lib/postgresql/*/bin/initdb; do
+		[ -x "$f" ] && return 0
+	done
+	return 1
+}
+
+pkgs=()
+if [ "$want_run" = 1 ] && ! have_initdb; then
+	pkgs+=(postgresql)
+fi
+if [ "$want_test" = 1 ]; then
+	# Recommends are not installed (they pull in a desktop's worth of
+	# packages); fonts-liberation is the one that matters to render pages.
+	[ -x /usr/bin/chromium ] || pkgs+=(chromium fonts-liberation)
+	[ -x /usr/bin/chromedriver ] || pkgs+=(chromium-driver)
+fi
+if [ "$want_npm" = 1 ] && ! command -v npm >/dev/null 2>&1; then
+	pkgs+=(npm)
+fi
+
+if [ ${#pkgs[@]} -eq 0 ]; then
+	echo "deps: nothing to install"
+	exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps: missing ${pkgs[*]}, and there is no apt-get here: install them by hand" >&2
+	exit 1
+fi
+
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		# sudo drops the environment: pass DEBIAN_FRONTEND explicitly.
+		sudo=(sudo env DEBIAN_FRONTEND=noninteractive)
+	else
+		echo "deps: missing ${pkgs[*]}; run this as root or install sudo" >&2
+		exit 1
+	fi
+fi
+
+# Wait for another apt-get or dpkg that holds the lock instead of failing.
+apt_opts=(-o DPkg::Lock::Timeout=900 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+
+echo "deps: installing ${pkgs[*]}"
+"${sudo[@]}" apt-get "${apt_opts[@]}" update
+"${sudo[@]}" apt-get "${apt_opts[@]}" install -y --no-install-recommends "${pkgs[@]}" </dev/null
+echo "deps: installed ${pkgs[*]}"

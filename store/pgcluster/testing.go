@@ -1,0 +1,40 @@
+package pgcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// StartForTests starts a throwaway cluster in a fresh temporary directory
+// and returns it with a cleanup func that stops it and removes the
+// directory. It is meant for TestMain, so that a test package pays for one
+// cluster and gives each test its own database with CreateDatabase.
+func StartForTests(ctx context.Context) (*Cluster, func(), error) {
+	dir, err := os.MkdirTemp("", "bdp-pgcluster-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	c, err := Start(ctx, Options{Dir: dir, Throwaway: true})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	cleanup := func() {
+		// Cleanup runs after the tests, when the caller's context may be
+		// gone. A fast shutdown disconnects clients and takes well under a
+		// second; the timeout only bounds a stuck server.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// The signature leaves no way to return these errors, and a failed
+		// cleanup must not fail the tests that already passed: report only.
+		if err := c.Stop(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "pgcluster: cleanup:", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "pgcluster: cleanup:", err)
+		}
+	}
+	return c, cleanup, nil
+}
