@@ -112,10 +112,15 @@ func (c *Cluster) command(ctx context.Context, path string, args ...string) *exe
 	cmd := exec.CommandContext(ctx, path, args...)
 	// The current directory may be one the server user cannot enter.
 	cmd.Dir = "/"
+	// initdb works through postgres child processes; a cancelled context
+	// must stop them too, not leave them writing into the data directory.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// The server is detached from our pipes, so this only guards against a
 	// stuck program after the context ends.
 	cmd.WaitDelay = 5 * time.Second
 
+	cmd.Env = []string{} // not nil, which would mean "inherit everything"
 	keep := []string{"PATH", "TZ"}
 	if c.user == nil {
 		keep = append(keep, "HOME", "USER", "LOGNAME")
@@ -131,9 +136,9 @@ func (c *Cluster) command(ctx context.Context, path string, args ...string) *exe
 		for i, g := range c.user.groups {
 			groups[i] = uint32(g)
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
+		cmd.SysProcAttr.Credential = &syscall.Credential{
 			Uid: uint32(c.user.uid), Gid: uint32(c.user.gid), Groups: groups,
-		}}
+		}
 	}
 	return cmd
 }

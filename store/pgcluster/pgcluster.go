@@ -112,6 +112,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		if err := c.initdb(ctx, opts.Throwaway); err != nil {
+			// initdb cleans up after itself unless it is killed, as by a
+			// cancelled context, and the steps after it do not; emptying the
+			// directory, which prepareDir found empty, lets the next Start
+			// begin again instead of finding half a cluster.
+			c.emptyDir()
 			return nil, err
 		}
 	} else if err := c.user.checkTraversable(filepath.Dir(dir)); err != nil {

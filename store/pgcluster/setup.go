@@ -149,15 +149,33 @@ func clusterVersion(dir string) (string, error) {
 }
 
 // prepareDir creates the data directory with the 0700 mode PostgreSQL
-// demands, and hands it to the server user.
+// demands, and hands it to the server user. An existing directory must be
+// empty, as initdb requires, which also makes emptyDir safe.
 func (c *Cluster) prepareDir() error {
 	if err := mkdirAll(c.dir); err != nil {
 		return err
+	}
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("pgcluster: %s holds no PostgreSQL cluster (no PG_VERSION) but is not empty; use an empty or new directory", c.dir)
 	}
 	if err := c.user.chown(c.dir); err != nil {
 		return err
 	}
 	return c.user.checkTraversable(filepath.Dir(c.dir))
+}
+
+// emptyDir removes what a failed initialization left in the data
+// directory. Errors are ignored: the initialization error matters more,
+// and a leftover makes the next Start fail clearly in prepareDir.
+func (c *Cluster) emptyDir() {
+	entries, _ := os.ReadDir(c.dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(c.dir, e.Name()))
+	}
 }
 
 // mkdirAll is os.MkdirAll with explicit modes regardless of the umask:

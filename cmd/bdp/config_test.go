@@ -1,0 +1,84 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := loadConfig(envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:8080" || c.MQTTAddr != "127.0.0.1:1883" || c.S3Addr != "127.0.0.1:9000" {
+		t.Fatalf("addresses: %+v", c)
+	}
+	if c.DataDir != "./data" || c.DatabaseURL != "" || c.OperatorToken != "" || c.TokenSecret != nil {
+		t.Fatalf("state: %+v", c)
+	}
+	if c.BodyLimit != 32<<20 || c.TokenTTL != time.Hour || c.CredentialTTL != time.Minute {
+		t.Fatalf("limits: %+v", c)
+	}
+}
+
+func TestConfigValues(t *testing.T) {
+	c, err := loadConfig(envOf(map[string]string{
+		"BDP_HTTP_ADDR": "0.0.0.0:0", "BDP_BODY_LIMIT": "512KiB", "BDP_CREDENTIAL_CACHE_TTL": "0s",
+		"BDP_DATABASE_URL": "postgres://u:p@db:5432/bdp", "BDP_TOKEN_SECRET": strings.Repeat("s", 32),
+		"BDP_LOG_LEVEL": "warn",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "0.0.0.0:0" || c.BodyLimit != 512<<10 || c.CredentialTTL != 0 || c.LogLevel.String() != "WARN" {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// Every bad value is reported, by variable name, in one error.
+func TestConfigReportsEveryBadValue(t *testing.T) {
+	bad := map[string]string{
+		"BDP_HTTP_ADDR":            "8080",
+		"BDP_MQTT_ADDR":            "127.0.0.1:99999",
+		"BDP_S3_ADDR":              ":9000",
+		"BDP_DATABASE_URL":         "mysql://x",
+		"BDP_OPERATOR_TOKEN":       "short",
+		"BDP_TOKEN_SECRET":         "too-short",
+		"BDP_TOKEN_TTL":            "5s",
+		"BDP_BODY_LIMIT":           "lots",
+		"BDP_CREDENTIAL_CACHE_TTL": "-1s",
+		"BDP_SHUTDOWN_TIMEOUT":     "soon",
+		"BDP_LOG_LEVEL":            "loud",
+	}
+	_, err := loadConfig(envOf(bad))
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for name := range bad {
+		if !strings.Contains(err.Error(), name+"=") {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"1048576", 1 << 20, true}, {"1KiB", 1024, true}, {"32MiB", 32 << 20, true}, {"1GiB", 1 << 30, true},
+		{"0", 0, false}, {"-5", 0, false}, {"5GiB", 0, false}, {"12MB", 0, false}, {"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseSize(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+}

@@ -1,0 +1,274 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	nethttp "net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// The tests of this package run the real server on 127.0.0.1:0 against a
+// real PostgreSQL cluster started once for the package; each test gets a
+// fresh database.
+
+var testCluster *pgcluster.Cluster
+
+const testOperatorToken = "operator-token-for-tests-0123456789"
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, cleanup, err := pgcluster.StartForTests(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		os.Exit(1)
+	}
+	testCluster = c
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+var dbSeq atomic.Int64
+
+// testEnv is one running server with its own database.
+type testEnv struct {
+	t     *testing.T
+	base  string
+	store *store.Store
+	srv   *Server
+}
+
+// fastHash keeps tests quick; production uses auth.DefaultHashParams.
+var fastHash = auth.HashParams{Time: 1, Memory: 1024, Threads: 1}
+
+func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("test_%d_%d", os.Getpid(), dbSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{OperatorToken: testOperatorToken, TokenSecret: bytes.Repeat([]byte("k"), 32),
+		CredentialTTL: time.Minute, HashParams: fastHash, Version: "test"}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := New(ctx, cfg, st, log, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+		st.Close()
+	})
+	return &testEnv{t: t, base: "http://" + ln.Addr().String(), store: st, srv: srv}
+}
+
+// cred is how a request authenticates: Basic, Bearer or not at all.
+type cred interface{ apply(*nethttp.Request) }
+
+type basic struct{ email, password string }
+
+func (b basic) apply(r *nethttp.Request) { r.SetBasicAuth(b.email, b.password) }
+
+type bearer string
+
+func (b bearer) apply(r *nethttp.Request) { r.Header.Set("Authorization", "Bearer "+string(b)) }
+
+// resp is a decoded answer.
+type resp struct {
+	Status int
+	Header nethttp.Header
+	Body   []byte
+	JSON   map[string]any
+	List   []any
+}
+
+// do sends a request; body may be nil, a []byte sent verbatim, or a value
+// encoded as JSON.
+func (e *testEnv) do(method, path string, c cred, body any) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := nethttp.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c != nil {
+		c.apply(req)
+	}
+	res, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := resp{Status: res.StatusCode, Header: res.Header, Body: raw}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		_ = json.Unmarshal(raw, &r.List)
+	} else {
+		_ = json.Unmarshal(raw, &r.JSON)
+	}
+	return r
+}
+
+// want fails the test unless the status matches.
+func (r resp) want(t *testing.T, status int) resp {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("expected HTTP %d, got %d: %s", status, r.Status, r.Body)
+	}
+	return r
+}
+
+// wantError checks the status and the failure envelope.
+func (r resp) wantError(t *testing.T, status int) resp {
+	t.Helper()
+	r.want(t, status)
+	if r.JSON["success"] != false || r.JSON["error"] == "" || r.JSON["error"] == nil {
+		t.Fatalf("expected the error envelope, got %s", r.Body)
+	}
+	if _, ok := r.JSON["operation"].(string); !ok {
+		t.Fatalf("error envelope without operation: %s", r.Body)
+	}
+	return r
+}
+
+// resource returns the resource of a success envelope.
+func (r resp) resource(t *testing.T) map[string]any {
+	t.Helper()
+	if r.JSON["success"] != true {
+		t.Fatalf("expected a success envelope, got %s", r.Body)
+	}
+	res, ok := r.JSON["resource"].(map[string]any)
+	if !ok {
+		t.Fatalf("resource is not an object: %s", r.Body)
+	}
+	return res
+}
+
+// num reads a number at a dotted path such as "resource.project.id".
+func num(t *testing.T, v any, path string) int64 {
+	t.Helper()
+	cur := v
+	for _, seg := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: not an object at %q in %v", path, seg, v)
+		}
+		cur = m[seg]
+	}
+	f, ok := cur.(float64)
+	if !ok {
+		t.Fatalf("%s: not a number: %v", path, cur)
+	}
+	return int64(f)
+}
+
+// company is a company created through the operator API with its admin.
+type company struct {
+	ID          int64
+	Admin       basic
+	AdminID     int64
+	AdminRoleID int64
+}
+
+var nameSeq atomic.Int64
+
+func uniq(prefix string) string { return fmt.Sprintf("%s%d", prefix, nameSeq.Add(1)) }
+
+func (e *testEnv) newCompany() company {
+	e.t.Helper()
+	email := uniq("admin") + "@example.com"
+	r := e.do("POST", "/operator/companies", bearer(testOperatorToken), map[string]any{
+		"name": uniq("company"), "description": "test company",
+		"admin": map[string]any{"firstName": "Ada", "lastName": "Admin", "email": email, "password": "admin-password"},
+	}).want(e.t, 201)
+	return company{ID: num(e.t, r.JSON, "resource.company.id"), Admin: basic{email, "admin-password"},
+		AdminID: num(e.t, r.JSON, "resource.user.id"), AdminRoleID: num(e.t, r.JSON, "resource.role.id")}
+}
+
+// newUser creates a user without roles in the company.
+func (e *testEnv) newUser(c company) (basic, int64) {
+	e.t.Helper()
+	u := basic{uniq("user") + "@example.com", "user-password"}
+	r := e.do("POST", "/v2/company/user", c.Admin, map[string]any{
+		"company_id": c.ID, "firstName": "Uma", "lastName": "User", "email": u.email, "password": u.password,
+	}).want(e.t, 200)
+	return u, num(e.t, r.JSON, "resource.id")
+}
+
+// newProject creates a project as the given user and returns its id and
+// admin role id.
+func (e *testEnv) newProject(as cred) (int64, int64) {
+	e.t.Helper()
+	r := e.do("POST", "/v2/company/project", as, map[string]any{"name": uniq("project")}).want(e.t, 200)
+	return num(e.t, r.JSON, "resource.project.id"), num(e.t, r.JSON, "resource.role.id")
+}
+
+// endpointID looks up a catalog id by method and path template.
+func (e *testEnv) endpointID(method, path string) int32 {
+	e.t.Helper()
+	for _, r := range e.srv.routes {
+		if r.Method == method && r.Path == path {
+			return r.ID
+		}
+	}
+	e.t.Fatalf("no endpoint %s %s", method, path)
+	return 0
+}
+
+func basicHeader(email, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(email+":"+password))
+}
