@@ -4,6 +4,8 @@
 #   make build  build bin/bdp (and bin/bdp-bench)
 #   make test   run every test (installs chromium for the browser tests)
 #   make lint   gofmt, go vet, staticcheck
+#   make bench-http  load GET /v2/user with wrk (issue figure: >= 15,000 req/s)
+#   make bench-go    Go benchmarks of the hot paths
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -20,7 +22,7 @@ export DEBIAN_FRONTEND := noninteractive
 GO ?= go
 UI_DIST := http/ui/dist
 
-.PHONY: all deps deps-test ui build run test lint clean
+.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go
 
 all: build
 
@@ -60,6 +62,15 @@ lint:
 	fi; \
 	echo "$$gobin/staticcheck ./..."; \
 	"$$gobin/staticcheck" ./...
+
+# GET /v2/user with Basic auth under wrk, with and without the credentials
+# cache; the last line is one JSON object.
+bench-http: deps ui
+	bash scripts/bench-http.sh
+
+# Go benchmarks (permission check, password hashing, credentials cache).
+bench-go:
+	$(GO) test ./rbac ./auth -run '^$$' -bench . -benchmem -count 5
 
 clean:
 	rm -rf bin

@@ -9,6 +9,8 @@
 #   --test  what `go test ./...` needs: the above, plus chromium and
 #           chromium-driver for the browser tests
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
+#   --bench what the benchmark scripts need: the above for --run, plus wrk
+#           and curl
 # With no flag, --run.
 #
 # Runs apt-get as root, or through sudo when not root and sudo exists.
@@ -16,19 +18,20 @@ set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
 
-want_run=0 want_test=0 want_npm=0
+want_run=0 want_test=0 want_npm=0 want_bench=0
 [ $# -eq 0 ] && want_run=1
 for arg in "$@"; do
 	case "$arg" in
 	--run) want_run=1 ;;
 	--test) want_run=1 want_test=1 ;;
 	--npm) want_npm=1 ;;
+	--bench) want_run=1 want_bench=1 ;;
 	-h | --help)
 		awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 		exit 0
 		;;
 	*)
-		echo "install-deps: unknown flag $arg (want --run, --test or --npm)" >&2
+		echo "install-deps: unknown flag $arg (want --run, --test, --npm or --bench)" >&2
 		exit 2
 		;;
 	esac
@@ -51,6 +54,10 @@ if [ "$want_test" = 1 ]; then
 	# packages); fonts-liberation is the one that matters to render pages.
 	[ -x /usr/bin/chromium ] || pkgs+=(chromium fonts-liberation)
 	[ -x /usr/bin/chromedriver ] || pkgs+=(chromium-driver)
+fi
+if [ "$want_bench" = 1 ]; then
+	command -v wrk >/dev/null 2>&1 || pkgs+=(wrk)
+	command -v curl >/dev/null 2>&1 || pkgs+=(curl)
 fi
 if [ "$want_npm" = 1 ] && ! command -v npm >/dev/null 2>&1; then
 	pkgs+=(npm)
