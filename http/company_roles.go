@@ -3,7 +3,6 @@ package http
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -15,22 +14,8 @@ type companyRoleRequest struct {
 
 func (s *Server) companyRole(req companyRoleRequest, base store.CompanyRole) (store.CompanyRole, error) {
 	r := base
-	name, err := text("name", req.Name, maxNameLen)
-	if err != nil {
+	if err := applyRoleText(req.Name, req.Description, &r.Name, &r.Description); err != nil {
 		return r, err
-	}
-	if name != nil {
-		if *name == "" {
-			return r, fault.Invalidf("field name must not be empty")
-		}
-		r.Name = *name
-	}
-	desc, err := text("description", req.Description, maxTextLen)
-	if err != nil {
-		return r, err
-	}
-	if desc != nil {
-		r.Description = *desc
 	}
 	if req.AuthedEndpoints != nil {
 		r.AuthedEndpoints = *req.AuthedEndpoints
@@ -111,11 +96,7 @@ type companyAssignment struct {
 }
 
 func (s *Server) assignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
-	r, err := s.pathCompanyRole(c, cl)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.companyUser(c, cl)
+	r, u, err := s.companyAssignment(c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +111,7 @@ func (s *Server) assignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) unassignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
-	r, err := s.pathCompanyRole(c, cl)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.companyUser(c, cl)
+	r, u, err := s.companyAssignment(c, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -143,4 +120,13 @@ func (s *Server) unassignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	s.authz.invalidate()
 	return ok("delete", companyAssignment{Role: r, User: u.Summary()}), nil
+}
+
+func (s *Server) companyAssignment(c *fiber.Ctx, cl *call) (store.CompanyRole, store.User, error) {
+	r, err := s.pathCompanyRole(c, cl)
+	if err != nil {
+		return r, store.User{}, err
+	}
+	u, err := s.companyUser(c, cl)
+	return r, u, err
 }

@@ -17,9 +17,9 @@ type tagAuthRequest struct {
 }
 
 type projectRoleRequest struct {
-	Name            *string          `json:"name" required:"true"`
-	Description     *string          `json:"description"`
-	AuthedEndpoints *[]int32         `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
+	Name            *string           `json:"name" required:"true"`
+	Description     *string           `json:"description"`
+	AuthedEndpoints *[]int32          `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
 	AuthedTags      *[]tagAuthRequest `json:"authed_tags"`
 }
 
@@ -27,22 +27,8 @@ type projectRoleRequest struct {
 // the current role on update; fields the request omits keep its values.
 func (s *Server) projectRole(req projectRoleRequest, base store.ProjectRole) (store.ProjectRole, error) {
 	r := base
-	name, err := text("name", req.Name, maxNameLen)
-	if err != nil {
+	if err := applyRoleText(req.Name, req.Description, &r.Name, &r.Description); err != nil {
 		return r, err
-	}
-	if name != nil {
-		if *name == "" {
-			return r, fault.Invalidf("field name must not be empty")
-		}
-		r.Name = *name
-	}
-	desc, err := text("description", req.Description, maxTextLen)
-	if err != nil {
-		return r, err
-	}
-	if desc != nil {
-		r.Description = *desc
 	}
 	if req.AuthedEndpoints != nil {
 		r.AuthedEndpoints = *req.AuthedEndpoints
@@ -64,6 +50,29 @@ func (s *Server) projectRole(req projectRoleRequest, base store.ProjectRole) (st
 		r.AuthedTags = []store.TagAuth{}
 	}
 	return r, nil
+}
+
+// applyRoleText validates a role's name and description from a request
+// and overwrites the given ones; nil leaves a field as it is.
+func applyRoleText(reqName, reqDesc *string, name, desc *string) error {
+	n, err := text("name", reqName, maxNameLen)
+	if err != nil {
+		return err
+	}
+	if n != nil {
+		if *n == "" {
+			return fault.Invalidf("field name must not be empty")
+		}
+		*name = *n
+	}
+	d, err := text("description", reqDesc, maxTextLen)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		*desc = *d
+	}
+	return nil
 }
 
 func (s *Server) listProjectRoles(c *fiber.Ctx, cl *call) (any, error) {

@@ -1,0 +1,75 @@
+package http
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The document is generated from the route declarations: every /v2 and
+// operator route is in it, with its path parameters, a success schema and
+// the error envelope.
+func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do("GET", "/v2/openapi.json", nil, nil).want(t, 200)
+	var doc struct {
+		OpenAPI string                               `json:"openapi"`
+		Paths   map[string]map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	opIDs := map[string]bool{}
+	paramRe := regexp.MustCompile(`\{([^}]+)\}`)
+	for _, group := range [][]*route{e.srv.routes, operatorRoutes(e.srv)} {
+		for _, rt := range group {
+			op, ok := doc.Paths[rt.Path][strings.ToLower(rt.Method)]
+			if !ok {
+				t.Errorf("%s %s missing from the document", rt.Method, rt.Path)
+				continue
+			}
+			id, _ := op["operationId"].(string)
+			if id == "" || opIDs[id] {
+				t.Errorf("%s %s: operationId %q empty or duplicate", rt.Method, rt.Path, id)
+			}
+			opIDs[id] = true
+			params, _ := op["parameters"].([]any)
+			for _, m := range paramRe.FindAllStringSubmatch(rt.Path, -1) {
+				found := false
+				for _, p := range params {
+					pm := p.(map[string]any)
+					found = found || (pm["name"] == m[1] && pm["in"] == "path" && pm["required"] == true)
+				}
+				if !found {
+					t.Errorf("%s %s: path parameter %s not declared", rt.Method, rt.Path, m[1])
+				}
+			}
+			responses, _ := op["responses"].(map[string]any)
+			if _, ok := responses["400"]; !ok {
+				t.Errorf("%s %s: no error response documented", rt.Method, rt.Path)
+			}
+		}
+	}
+	// Request schemas carry the required fields the server enforces.
+	create := doc.Paths["/v2/company/user"]["post"]["requestBody"].(map[string]any)
+	schema := create["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	req, _ := json.Marshal(schema["required"])
+	for _, f := range []string{"firstName", "lastName", "email", "password"} {
+		if !strings.Contains(string(req), `"`+f+`"`) {
+			t.Errorf("POST /v2/company/user: %s not required in the schema (%s)", f, req)
+		}
+	}
+	// No response schema exposes a password.
+	for path, ops := range doc.Paths {
+		for m, op := range ops {
+			res, _ := json.Marshal(op["responses"])
+			if strings.Contains(string(res), `"password"`) {
+				t.Errorf("%s %s: a response schema has a password field", m, path)
+			}
+		}
+	}
+}
