@@ -99,7 +99,7 @@ func TestCredentialCache(t *testing.T) {
 	if _, ok := c.Get("a@x", "pw"); ok {
 		t.Fatal("empty cache hit")
 	}
-	c.Put("a@x", "pw", 7)
+	c.Put("a@x", "pw", 7, c.Begin())
 	if id, ok := c.Get("a@x", "pw"); !ok || id != 7 {
 		t.Fatalf("Get = %d, %v", id, ok)
 	}
@@ -110,15 +110,27 @@ func TestCredentialCache(t *testing.T) {
 	if _, ok := c.Get("a@x", "pw"); ok {
 		t.Fatal("dropped user still cached")
 	}
-	c.Put("a@x", "pw", 7)
+	c.Put("a@x", "pw", 7, c.Begin())
 	now = now.Add(time.Minute)
 	if _, ok := c.Get("a@x", "pw"); ok {
 		t.Fatal("expired entry used")
 	}
 	off := NewCredentialCache([]byte("k"), 0, nil)
-	off.Put("a@x", "pw", 7)
+	off.Put("a@x", "pw", 7, off.Begin())
 	if _, ok := off.Get("a@x", "pw"); ok {
 		t.Fatal("ttl 0 must disable the cache")
+	}
+}
+
+// A verification that read the password hash before a password change
+// must not cache the old password after the change dropped the user.
+func TestCredentialCacheIgnoresVerificationsOlderThanADrop(t *testing.T) {
+	c := NewCredentialCache([]byte("k"), time.Minute, nil)
+	begun := c.Begin() // request A reads the old hash ...
+	c.DropUser(7)      // ... the password changes ...
+	c.Put("a@x", "old-pw", 7, begun)
+	if _, ok := c.Get("a@x", "old-pw"); ok {
+		t.Fatal("the old password was cached after the change")
 	}
 }
 
@@ -132,7 +144,7 @@ func BenchmarkVerifyDefaultParams(b *testing.B) {
 
 func BenchmarkCredentialCacheHit(b *testing.B) {
 	c := NewCredentialCache([]byte("k"), time.Minute, nil)
-	c.Put("a@x", "password", 1)
+	c.Put("a@x", "password", 1, c.Begin())
 	for b.Loop() {
 		c.Get("a@x", "password")
 	}

@@ -20,6 +20,9 @@ type CredentialCache struct {
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]cacheEntry
 	byUser  map[int64][][sha256.Size]byte
+	// drops counts DropUser calls. A verification that began before a drop
+	// may have read the old password hash, so its Put is ignored.
+	drops uint64
 }
 
 type cacheEntry struct {
@@ -64,14 +67,26 @@ func (c *CredentialCache) Get(email, password string) (int64, bool) {
 	return e.userID, true
 }
 
-// Put records verified credentials of a user.
-func (c *CredentialCache) Put(email, password string, userID int64) {
+// Begin is called before reading a user's password hash for a
+// verification; its result goes to Put.
+func (c *CredentialCache) Begin() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops
+}
+
+// Put records verified credentials of a user, unless a user was dropped
+// since the verification began (its hash may have been the old one).
+func (c *CredentialCache) Put(email, password string, userID int64, begun uint64) {
 	if c.ttl <= 0 {
 		return
 	}
 	d := c.digest(email, password)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if begun != c.drops {
+		return
+	}
 	if len(c.entries) >= maxCacheEntries {
 		c.entries = map[[sha256.Size]byte]cacheEntry{}
 		c.byUser = map[int64][][sha256.Size]byte{}
@@ -87,6 +102,7 @@ func (c *CredentialCache) Put(email, password string, userID int64) {
 func (c *CredentialCache) DropUser(userID int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops++
 	for _, d := range c.byUser[userID] {
 		delete(c.entries, d)
 	}

@@ -68,6 +68,7 @@ func (s *Server) verifyPassword(ctx context.Context, email, password string) (in
 	if id, ok := s.creds.Get(email, password); ok {
 		return id, nil
 	}
+	begun := s.creds.Begin()
 	u, err := s.store.UserByEmail(ctx, email)
 	hash := u.PasswordHash
 	if fault.Is(err, fault.NotFound) {
@@ -82,7 +83,7 @@ func (s *Server) verifyPassword(ctx context.Context, email, password string) (in
 	if err != nil || !match {
 		return 0, fault.Unauthenticatedf("wrong email or password")
 	}
-	s.creds.Put(email, password, u.ID)
+	s.creds.Put(email, password, u.ID, begun)
 	return u.ID, nil
 }
 
