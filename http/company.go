@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/rbac"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -78,11 +79,31 @@ func (s *Server) getProject(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids, err := s.store.ProjectDatapointIDs(c.UserContext(), p.ID)
+	ids, err := s.readableDatapointIDs(c, cl)
 	if err != nil {
 		return nil, err
 	}
 	return projectDetail{Project: p, Datapoints: nonNilSlice(ids)}, nil
+}
+
+// readableDatapointIDs lists the dataPointIDs of the call's project that
+// the caller may read: all of them with a company role, otherwise those
+// their TagAuths grant read on.
+func (s *Server) readableDatapointIDs(c *fiber.Ctx, cl *call) ([]string, error) {
+	if cl.Perms.HasCompanyRole() {
+		return s.store.ProjectDatapointIDs(c.UserContext(), cl.ProjectID)
+	}
+	dps, err := s.store.ProjectDatapoints(c.UserContext(), cl.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(dps))
+	for _, d := range dps {
+		if cl.Perms.DatapointAccess(cl.ProjectID, rbac.Datapoint{ID: d.ID, Tags: d.Tags}).Read {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids, nil
 }
 
 type updateProjectRequest struct {

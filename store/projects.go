@@ -103,3 +103,26 @@ func (s *Store) ProjectDatapointIDs(ctx context.Context, projectID int64) ([]str
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// DatapointWithTags is a dataPointID with every tag of the datapoint, as
+// access checks need it.
+type DatapointWithTags struct {
+	ID   string
+	Tags []DatapointTag
+}
+
+// ProjectDatapoints lists the datapoints of a project with their tags,
+// ordered by dataPointID.
+func (s *Store) ProjectDatapoints(ctx context.Context, projectID int64) ([]DatapointWithTags, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT d.datapoint_id,
+		       COALESCE(json_agg(json_build_object('id', t.id, 'key', t.key, 'value', t.value, 'source', t.source)
+		                ORDER BY t.id) FILTER (WHERE t.id IS NOT NULL), '[]')
+		FROM datapoints d LEFT JOIN datapoint_tags t ON t.datapoint_id = d.id
+		WHERE d.project_id = $1
+		GROUP BY d.id ORDER BY d.datapoint_id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[DatapointWithTags])
+}
