@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -100,8 +101,11 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if route == "/" && c.Path() != "/" {
 		route = "unmatched" // the catch-all: keep scanners out of the label set
 	}
-	s.metrics.requests.WithLabelValues(c.Method(), route, strconv.Itoa(status)).Inc()
-	s.metrics.latency.WithLabelValues(c.Method(), route).Observe(elapsed.Seconds())
+	// Label values outlive the request; fiber's c.Method() points into a
+	// buffer that later requests overwrite, so it is copied.
+	method := strings.Clone(c.Method())
+	s.metrics.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	s.metrics.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())
 	if s.log.Enabled(c.UserContext(), slog.LevelInfo) {
 		s.log.LogAttrs(c.UserContext(), slog.LevelInfo, "http",
 			slog.String("request_id", requestID(c)), slog.String("method", c.Method()),

@@ -104,6 +104,8 @@ func translate(err error, what string) error {
 			return fault.Wrap(fault.NotFound, err, what+" refers to something that does not exist")
 		case "23514", "22001", "22003": // check_violation, string too long, numeric out of range
 			return fault.Wrap(fault.Invalid, err, "invalid "+what)
+		case "22021": // character_not_in_repertoire: a NUL character in text
+			return fault.Wrap(fault.Invalid, err, "invalid "+what+": text must not contain NUL characters")
 		}
 	}
 	return err
