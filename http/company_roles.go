@@ -12,7 +12,14 @@ type companyRoleRequest struct {
 	AuthedEndpoints *[]int32 `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
 }
 
-func (s *Server) companyRole(req companyRoleRequest, base store.CompanyRole) (store.CompanyRole, error) {
+// companyRoleUpdate is companyRoleRequest for PUT: every field optional.
+type companyRoleUpdate struct {
+	Name            *string  `json:"name"`
+	Description     *string  `json:"description"`
+	AuthedEndpoints *[]int32 `json:"authed_endpoints" doc:"endpoint ids; 0 means all; replaces the list"`
+}
+
+func (s *Server) companyRole(req companyRoleUpdate, base store.CompanyRole) (store.CompanyRole, error) {
 	r := base
 	if err := applyRoleText(req.Name, req.Description, &r.Name, &r.Description); err != nil {
 		return r, err
@@ -33,7 +40,7 @@ func (s *Server) createCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
-	r, err := s.companyRole(req, store.CompanyRole{CompanyID: cl.Perms.CompanyID})
+	r, err := s.companyRole(companyRoleUpdate(req), store.CompanyRole{CompanyID: cl.Perms.CompanyID})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +54,7 @@ func (s *Server) createCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) updateCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
-	var req companyRoleRequest
+	var req companyRoleUpdate
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}

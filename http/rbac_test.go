@@ -700,3 +700,33 @@ func TestRBACProjectDatapointsFollowTagAuths(t *testing.T) {
 		t.Fatalf("a company role sees %v, want all 5", got)
 	}
 }
+
+// PUT replaces only what it names: a description-only update keeps the
+// name and every grant.
+func TestRoleUpdateKeepsWhatItDoesNotName(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	get := e.endpointID("GET", "/v2/project/{project_id}")
+	r := e.do("POST", "/v2/project/"+itoa(pid)+"/role", c.Admin, map[string]any{
+		"name": "reader", "authed_endpoints": []int32{get},
+		"authed_tags": []map[string]any{{"key": "name", "value": "s*", "read": true}},
+	}).want(t, 200)
+	rid := num(t, r.JSON, "resource.id")
+	r = e.do("PUT", "/v2/project/"+itoa(pid)+"/role/"+itoa(rid), c.Admin, map[string]any{"description": "only this"}).want(t, 200)
+	res := r.resource(t)
+	eps, _ := res["authed_endpoints"].([]any)
+	tags, _ := res["authed_tags"].([]any)
+	if res["name"] != "reader" || res["description"] != "only this" || len(eps) != 1 || len(tags) != 1 {
+		t.Fatalf("project role after a description-only PUT: %s", r.Body)
+	}
+	cr := e.do("POST", "/v2/company/role", c.Admin, map[string]any{"name": "viewer",
+		"authed_endpoints": []int32{e.endpointID("GET", "/v2/company")}}).want(t, 200)
+	crid := num(t, cr.JSON, "resource.id")
+	cr = e.do("PUT", "/v2/company/role/"+itoa(crid), c.Admin, map[string]any{"name": "viewer2"}).want(t, 200)
+	cres := cr.resource(t)
+	ceps, _ := cres["authed_endpoints"].([]any)
+	if cres["name"] != "viewer2" || len(ceps) != 1 {
+		t.Fatalf("company role after a name-only PUT: %s", cr.Body)
+	}
+}

@@ -23,9 +23,18 @@ type projectRoleRequest struct {
 	AuthedTags      *[]tagAuthRequest `json:"authed_tags"`
 }
 
+// projectRoleUpdate is projectRoleRequest for PUT: every field optional;
+// a given list replaces the old one entirely.
+type projectRoleUpdate struct {
+	Name            *string           `json:"name"`
+	Description     *string           `json:"description"`
+	AuthedEndpoints *[]int32          `json:"authed_endpoints" doc:"endpoint ids; 0 means all; replaces the list"`
+	AuthedTags      *[]tagAuthRequest `json:"authed_tags" doc:"replaces the list"`
+}
+
 // projectRole validates a request into a role of the project. base holds
 // the current role on update; fields the request omits keep its values.
-func (s *Server) projectRole(req projectRoleRequest, base store.ProjectRole) (store.ProjectRole, error) {
+func (s *Server) projectRole(req projectRoleUpdate, base store.ProjectRole) (store.ProjectRole, error) {
 	r := base
 	if err := applyRoleText(req.Name, req.Description, &r.Name, &r.Description); err != nil {
 		return r, err
@@ -85,7 +94,7 @@ func (s *Server) createProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
-	r, err := s.projectRole(req, store.ProjectRole{ProjectID: cl.ProjectID})
+	r, err := s.projectRole(projectRoleUpdate(req), store.ProjectRole{ProjectID: cl.ProjectID})
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +108,7 @@ func (s *Server) createProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) updateProjectRole(c *fiber.Ctx, cl *call) (any, error) {
-	var req projectRoleRequest
+	var req projectRoleUpdate
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
