@@ -62,6 +62,9 @@ func (s *Server) updateCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseAdminChange(base.IsAdmin); err != nil {
+		return nil, err
+	}
 	r, err := s.companyRole(req, base)
 	if err != nil {
 		return nil, err
@@ -77,11 +80,14 @@ func (s *Server) updateCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) deleteCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
-	id, err := pathID(c, "role_id")
+	r, err := s.pathCompanyRole(c, cl)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.store.DeleteCompanyRole(c.UserContext(), cl.Perms.CompanyID, id)
+	if err := refuseAdminChange(r.IsAdmin); err != nil {
+		return nil, err
+	}
+	r, err = s.store.DeleteCompanyRole(c.UserContext(), cl.Perms.CompanyID, r.ID)
 	if err != nil {
 		return nil, err
 	}

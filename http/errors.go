@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -76,7 +77,11 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.Any("error", err))
 	}
 	if kind == fault.Unauthenticated {
-		c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="bdp"`)
+		challenge := `Basic realm="bdp"`
+		if strings.HasPrefix(c.Path(), "/operator/") {
+			challenge = `Bearer realm="bdp-operator"` // the operator API takes only its token
+		}
+		c.Set(fiber.HeaderWWWAuthenticate, challenge)
 	}
 	op, _ := c.Locals(localOperation).(string)
 	return c.Status(status).JSON(errorBody{Success: false, Error: msg, Operation: op})

@@ -400,10 +400,9 @@ func TestRBACProjectEscalation(t *testing.T) {
 			e.do("PUT", rurl, as, rbRoleBody("grown", []int32{listRoles}, rbTag("name", "*", true, false))).wantError(t, 403)
 			e.do("PUT", rurl, as, rbRoleBody("grown", []int32{listRoles}, rbTag("name", "sensor*", true, true))).wantError(t, 403)
 		}
-		// Rewriting the admin role is refused: it would still hold more
-		// than the maintainer does.
+		// Rewriting the admin role is refused: admin roles never change.
 		e.do("PUT", fmt.Sprintf("/v2/project/%d/role/%d", pid, adminRole), as,
-			rbRoleBody("mine now", []int32{0}, rbTag("name", "*", true, true))).wantError(t, 403)
+			rbRoleBody("mine now", []int32{0}, rbTag("name", "*", true, true))).wantError(t, 409)
 		// Assigning the admin role, to someone else or to themself.
 		e.do("POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", pid, adminRole, targetID), as, nil).wantError(t, 403)
 		e.do("POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", pid, adminRole, mid), as, nil).wantError(t, 403)
@@ -460,7 +459,7 @@ func TestRBACCompanyEscalation(t *testing.T) {
 				"authed_endpoints": []int32{createRole, updateRole, assignRole, listRoles, createUser}}).wantError(t, 403)
 		}
 		e.do("PUT", fmt.Sprintf("/v2/company/role/%d", c.AdminRoleID), as,
-			map[string]any{"name": "mine now", "authed_endpoints": []int32{0}}).wantError(t, 403)
+			map[string]any{"name": "mine now", "authed_endpoints": []int32{0}}).wantError(t, 409)
 		e.do("POST", fmt.Sprintf("/v2/company/role/%d/user/%d", c.AdminRoleID, lid), as, nil).wantError(t, 403)
 		e.do("POST", fmt.Sprintf("/v2/company/role/%d/user/%d", c.AdminRoleID, otherID), as, nil).wantError(t, 403)
 		if got := rbCompanyRoles(e, c.Admin); got != before {
@@ -729,4 +728,33 @@ func TestRoleUpdateKeepsWhatItDoesNotName(t *testing.T) {
 	if cres["name"] != "viewer2" || len(ceps) != 1 {
 		t.Fatalf("company role after a name-only PUT: %s", cr.Body)
 	}
+}
+
+// Admin roles stay whole, and a company always keeps one admin: otherwise
+// one request could lock a company out for good.
+func TestAdminRolesAndTheLastAdminAreProtected(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, projectAdmin := e.newProject(c.Admin)
+	companyRole := "/v2/company/role/" + itoa(c.AdminRoleID)
+	projectRole := fmt.Sprintf("/v2/project/%d/role/%d", pid, projectAdmin)
+
+	e.do("PUT", companyRole, c.Admin, map[string]any{"authed_endpoints": []int32{}}).wantError(t, 409)
+	e.do("DELETE", companyRole, c.Admin, nil).wantError(t, 409)
+	e.do("DELETE", "/v2/company/roles/"+itoa(c.AdminRoleID), c.Admin, nil).wantError(t, 409)
+	e.do("PUT", projectRole, c.Admin, map[string]any{"description": "x"}).wantError(t, 409)
+	e.do("DELETE", projectRole, c.Admin, nil).wantError(t, 409)
+
+	// The only company admin can neither give up the role nor leave.
+	e.do("DELETE", fmt.Sprintf("%s/user/%d", companyRole, c.AdminID), c.Admin, nil).wantError(t, 409)
+	e.do("DELETE", "/v2/user", c.Admin, nil).wantError(t, 409)
+	e.do("GET", "/v2/company", c.Admin, nil).want(t, 200)
+
+	// With a second admin, the first may go.
+	second, secondID := e.newUser(c)
+	e.do("POST", fmt.Sprintf("%s/user/%d", companyRole, secondID), c.Admin, nil).want(t, 200)
+	e.do("DELETE", fmt.Sprintf("%s/user/%d", companyRole, c.AdminID), second, nil).want(t, 200)
+	e.do("GET", "/v2/company", c.Admin, nil).wantError(t, 403)
+	e.do("DELETE", "/v2/user", second, nil).wantError(t, 409)
+	e.do("GET", "/v2/company", second, nil).want(t, 200)
 }

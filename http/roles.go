@@ -61,6 +61,16 @@ func (s *Server) projectRole(req projectRoleUpdate, base store.ProjectRole) (sto
 	return r, nil
 }
 
+// refuseAdminChange keeps admin roles whole: api.md has every company and
+// project own an admin role holding all endpoints, extended as the API
+// grows. Emptying or deleting it could lock everyone out.
+func refuseAdminChange(isAdmin bool) error {
+	if isAdmin {
+		return fault.Conflictf("admin roles cannot be changed or deleted; create another role instead")
+	}
+	return nil
+}
+
 // applyRoleText validates a role's name and description from a request
 // and overwrites the given ones; nil leaves a field as it is.
 func applyRoleText(reqName, reqDesc *string, name, desc *string) error {
@@ -116,6 +126,9 @@ func (s *Server) updateProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseAdminChange(base.IsAdmin); err != nil {
+		return nil, err
+	}
 	r, err := s.projectRole(req, base)
 	if err != nil {
 		return nil, err
@@ -131,11 +144,14 @@ func (s *Server) updateProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) deleteProjectRole(c *fiber.Ctx, cl *call) (any, error) {
-	id, err := pathID(c, "role_id")
+	r, err := s.pathProjectRole(c, cl)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.store.DeleteProjectRole(c.UserContext(), cl.ProjectID, id)
+	if err := refuseAdminChange(r.IsAdmin); err != nil {
+		return nil, err
+	}
+	r, err = s.store.DeleteProjectRole(c.UserContext(), cl.ProjectID, r.ID)
 	if err != nil {
 		return nil, err
 	}

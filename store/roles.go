@@ -201,11 +201,18 @@ func (s *Store) AssignCompanyRole(ctx context.Context, roleID, userID int64) err
 }
 
 // UnassignCompanyRole takes a company role from a user; the role stays.
+// The last holder of a company admin role keeps it (conflict).
 func (s *Store) UnassignCompanyRole(ctx context.Context, roleID, userID int64) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM company_role_users WHERE role_id = $1 AND user_id = $2`, roleID, userID)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseLastAdmin(ctx, tx, userID, roleID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM company_role_users WHERE role_id = $1 AND user_id = $2`, roleID, userID)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = pgx.ErrNoRows
+		}
+		return err
+	})
 	return translate(err, "assignment of the role to the user")
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 const userColumns = `id, company_id, first_name, last_name, email, address, phone, password_hash`
@@ -79,9 +81,42 @@ func (s *Store) SetPasswordHash(ctx context.Context, id int64, hash string) erro
 }
 
 // DeleteUser removes a user and their role assignments.
+// It refuses (conflict) to delete the last holder of a company admin role,
+// which would leave the company without anyone able to administer it.
 func (s *Store) DeleteUser(ctx context.Context, id int64) (User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING `+userColumns, id))
+	var u User
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseLastAdmin(ctx, tx, id, 0); err != nil {
+			return err
+		}
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING `+userColumns, id))
+		return err
+	})
 	return u, translate(err, "user")
+}
+
+// refuseLastAdmin fails when userID is the only holder of a company admin
+// role (only of roleID, when it is not 0). It locks those roles' rows so
+// two admins removing each other cannot both succeed.
+func refuseLastAdmin(ctx context.Context, tx pgx.Tx, userID, roleID int64) error {
+	var sole bool
+	err := tx.QueryRow(ctx, `
+		WITH held AS (
+			SELECT r.id FROM company_roles r JOIN company_role_users a ON a.role_id = r.id
+			WHERE a.user_id = $1 AND r.is_admin AND ($2 = 0 OR r.id = $2)
+			FOR UPDATE OF r
+		)
+		SELECT EXISTS (SELECT 1 FROM held h WHERE NOT EXISTS (
+			SELECT 1 FROM company_role_users b WHERE b.role_id = h.id AND b.user_id <> $1))`,
+		userID, roleID).Scan(&sole)
+	if err != nil {
+		return err
+	}
+	if sole {
+		return fault.Conflictf("this is the last holder of the company admin role; assign the role to another user first")
+	}
+	return nil
 }
 
 // CompanyUsers lists the users of a company by id.
