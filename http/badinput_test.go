@@ -12,17 +12,16 @@ import (
 // biWorld is a company with a project, a role in it, a company role and a
 // second user, plus a foreign company with its own user and roles.
 type biWorld struct {
-	c, other                    company
-	pid, adminRole, role        int64
-	companyRole                 int64
-	user                        basic
-	uid, foreignUID             int64
-	foreignPID, foreignRole     int64
-	foreignCompanyRole          int64
-	getProjectID, companyEPID   int32
-	unknownEndpoint             int32
-	snapshotPaths               []string
-	operatorSettingsPath, quota string
+	c, other                  company
+	pid, adminRole, role      int64
+	companyRole               int64
+	user                      basic
+	uid, foreignUID           int64
+	foreignPID, foreignRole   int64
+	foreignCompanyRole        int64
+	getProjectID, companyEPID int32
+	unknownEndpoint           int32
+	snapshotPaths             []string
 }
 
 func newBIWorld(e *testEnv) *biWorld {

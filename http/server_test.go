@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -267,8 +266,4 @@ func (e *testEnv) endpointID(method, path string) int32 {
 	}
 	e.t.Fatalf("no endpoint %s %s", method, path)
 	return 0
-}
-
-func basicHeader(email, password string) string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(email+":"+password))
 }
