@@ -3,9 +3,13 @@ package http
 import (
 	"bufio"
 	"bytes"
+	"log/slog"
 	nethttp "net/http"
 	"strings"
 	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/openbdp/bdp/store"
 )
 
 // Operational endpoints and the cross-cutting parts of every answer:
@@ -217,4 +221,25 @@ func TestEnvelopeShape(t *testing.T) {
 	if len(r.JSON) != 3 || r.JSON["operation"] != "" {
 		t.Fatalf("404 envelope: %s", r.Body)
 	}
+}
+
+// A panicking handler answers 500 with the envelope, is logged with the
+// request id and its stack, and the server goes on serving.
+func TestPanicAnswers500Envelope(t *testing.T) {
+	var logs bytes.Buffer
+	e := newTestEnv(t, func(c *Config) {
+		c.extraRoutes = []*route{{Method: "GET", Path: "/v2/test/panic", Tag: store.TagMeta,
+			Handle: func(*fiber.Ctx, *call) (any, error) { panic("handler bug: SELECT secret FROM users") }}}
+	})
+	e.srv.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	r := e.do("GET", "/v2/test/panic", nil, nil).wantError(t, 500)
+	if strings.Contains(string(r.Body), "SELECT") || strings.Contains(string(r.Body), "goroutine") {
+		t.Fatalf("panic details reach the client: %s", r.Body)
+	}
+	id := r.Header.Get("X-Request-Id")
+	if id == "" || !strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), "handler bug") ||
+		!strings.Contains(logs.String(), "goroutine") {
+		t.Fatalf("panic not logged with request id %q and stack:\n%s", id, logs.String())
+	}
+	e.do("GET", "/v2/meta/endpoints", nil, nil).want(t, 200)
 }

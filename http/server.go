@@ -35,6 +35,10 @@ type Config struct {
 	CredentialTTL time.Duration // verified-credentials cache; 0 disables it
 	HashParams    auth.HashParams
 	Version       string
+
+	// extraRoutes lets tests mount routes the API does not have, such as
+	// one that panics; they get no catalog id.
+	extraRoutes []*route
 }
 
 // Server is the HTTP face of the platform. Create it with New, run it with
@@ -131,6 +135,9 @@ func (s *Server) mount() {
 	}
 	for _, r := range operatorRoutes(s) {
 		s.app.Add(r.Method, fiberPath(r.Path), s.wrapOperator(r))
+	}
+	for _, r := range s.cfg.extraRoutes {
+		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
 	}
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }
