@@ -1,0 +1,63 @@
+// Package pipeline carries observations from every source (HTTP uploads,
+// CSV imports, Kafka, later MQTT and virtual datapoints) to storage and on
+// to the subscribers that asked for them: decode → validate → batch →
+// store → route.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Observation is one value of one datapoint at one time.
+type Observation struct {
+	ProjectID   int64
+	DataPointID string
+	Time        time.Time
+	Value       float64
+}
+
+// Source names where observations came from, for metrics and logs.
+type Source string
+
+// The sources.
+const (
+	SourceHTTP  Source = "http"
+	SourceCSV   Source = "csv"
+	SourceKafka Source = "kafka"
+)
+
+// Sink stores observations. Write returns nil only once every observation
+// is committed, so a caller may acknowledge them then (an HTTP answer, a
+// Kafka offset). Implementations are safe for concurrent use.
+type Sink interface {
+	Write(ctx context.Context, src Source, obs []Observation) error
+}
+
+// Validate checks one observation: a finite value, a sane time and an
+// acceptable dataPointID (decisions.md 4: any characters but control
+// characters and backslash).
+func (o Observation) Validate() error {
+	if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
+		return fmt.Errorf("value %v is not a finite number", o.Value)
+	}
+	if o.Time.IsZero() || o.Time.Year() < 1900 || o.Time.Year() > 9999 {
+		return fmt.Errorf("time %s is outside the years 1900 to 9999", o.Time.Format(time.RFC3339))
+	}
+	return ValidateDataPointID(o.DataPointID)
+}
+
+// ValidateDataPointID enforces decisions.md 4.
+func ValidateDataPointID(id string) error {
+	if id == "" || len(id) > 512 {
+		return fmt.Errorf("dataPointID must have 1 to 512 bytes")
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return fmt.Errorf("dataPointID %q: control characters and backslash are not allowed", id)
+		}
+	}
+	return nil
+}
