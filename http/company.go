@@ -93,7 +93,7 @@ func (s *Server) readableDatapointIDs(c *fiber.Ctx, cl *call) ([]string, error) 
 	if cl.Perms.HasCompanyRole() {
 		return s.store.ProjectDatapointIDs(c.UserContext(), cl.ProjectID)
 	}
-	dps, err := s.store.ProjectDatapoints(c.UserContext(), cl.ProjectID)
+	dps, err := s.store.ProjectDatapoints(c.UserContext(), cl.ProjectID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +140,7 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	s.authz.forgetProject(p.ID)
+	s.ingest.ForgetProject(p.ID)
 	s.authz.invalidate()
 	return ok("delete", p), nil
 }

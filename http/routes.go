@@ -65,6 +65,13 @@ func v2Routes(s *Server) []*route {
 			Body: updateProjectRequest{}, Resp: envelopeOf[store.Project]{}, Handle: s.updateProject},
 		{Method: "DELETE", Path: "/v2/project/{project_id}", Tag: project, Op: "delete", Summary: "Delete a project with everything in it",
 			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject},
+		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Tag keys of the project's datapoints (name first)",
+			Resp: []string{}, Handle: s.datapointKeys},
+
+		// Timeseries.
+		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
+			Body: map[string][]uploadPoint{}, Resp: envelopeOf[struct{}]{}, Handle: s.uploadTimeseries},
+
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
 		{Method: "POST", Path: "/v2/project/{project_id}/role", Tag: project, Op: "create", Summary: "Create a project role",

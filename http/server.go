@@ -22,6 +22,7 @@ import (
 
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/http/ui"
+	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/rbac"
 	"github.com/openbdp/bdp/store"
 )
@@ -47,6 +48,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   *store.Store
+	ingest  Ingest
 	app     *fiber.App
 	catalog *rbac.Catalog
 	routes  []*route // the /v2 routes with their persisted ids
@@ -58,9 +60,27 @@ type Server struct {
 	openapi []byte
 }
 
+// Deps are the parts of the platform the HTTP layer talks to.
+type Deps struct {
+	Store    *store.Store
+	Ingest   Ingest // where uploads go: the node's pipeline
+	Log      *slog.Logger
+	Registry prometheus.Registerer
+}
+
+// Ingest is the pipeline as the HTTP layer uses it.
+type Ingest interface {
+	pipeline.Sink
+	ForgetProject(projectID int64) // a deleted project's datapoints are gone
+}
+
 // New builds the server: it persists the endpoint catalog (giving new
 // routes their ids and extending admin roles) and mounts every route.
-func New(ctx context.Context, cfg Config, st *store.Store, log *slog.Logger, reg prometheus.Registerer) (*Server, error) {
+func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
+	st, log, reg := deps.Store, deps.Log, deps.Registry
+	if st == nil || log == nil || reg == nil || deps.Ingest == nil {
+		return nil, errors.New("http: Store, Ingest, Log and Registry are required")
+	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
 	}
@@ -77,6 +97,7 @@ func New(ctx context.Context, cfg Config, st *store.Store, log *slog.Logger, reg
 		cfg:    cfg,
 		log:    log,
 		store:  st,
+		ingest: deps.Ingest,
 		hasher: auth.NewHasher(cfg.HashParams, 4),
 		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),

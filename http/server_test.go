@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -77,7 +78,13 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 		f(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := New(ctx, cfg, st, log, prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, pipeline.NewRouter(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go batcher.Run()
+	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Log: log, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +99,7 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
+		batcher.Stop()
 		st.Close()
 	})
 	return &testEnv{t: t, base: "http://" + ln.Addr().String(), store: st, srv: srv}

@@ -81,7 +81,17 @@ func (s *Store) UpdateProject(ctx context.Context, id int64, name, description *
 // DeleteProject removes a project with everything that hangs off it:
 // roles, assignments, settings, datapoints and their tags.
 func (s *Store) DeleteProject(ctx context.Context, id int64) (Project, error) {
-	p, err := scanProject(s.pool.QueryRow(ctx, `DELETE FROM projects WHERE id = $1 RETURNING `+projectColumns, id))
+	var p Project
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		// Observations have no foreign key (it would slow ingestion), so
+		// they go first, by hand.
+		_, err := tx.Exec(ctx, `DELETE FROM observations WHERE datapoint IN (SELECT id FROM datapoints WHERE project_id = $1)`, id)
+		if err != nil {
+			return err
+		}
+		p, err = scanProject(tx.QueryRow(ctx, `DELETE FROM projects WHERE id = $1 RETURNING `+projectColumns, id))
+		return err
+	})
 	return p, translate(err, "project")
 }
 
@@ -112,17 +122,33 @@ type DatapointWithTags struct {
 }
 
 // ProjectDatapoints lists the datapoints of a project with their tags,
-// ordered by dataPointID.
-func (s *Store) ProjectDatapoints(ctx context.Context, projectID int64) ([]DatapointWithTags, error) {
+// ordered by dataPointID: those named, or all when names is nil.
+func (s *Store) ProjectDatapoints(ctx context.Context, projectID int64, names []string) ([]DatapointWithTags, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT d.datapoint_id,
 		       COALESCE(json_agg(json_build_object('id', t.id, 'key', t.key, 'value', t.value, 'source', t.source)
 		                ORDER BY t.id) FILTER (WHERE t.id IS NOT NULL), '[]')
 		FROM datapoints d LEFT JOIN datapoint_tags t ON t.datapoint_id = d.id
-		WHERE d.project_id = $1
-		GROUP BY d.id ORDER BY d.datapoint_id`, projectID)
+		WHERE d.project_id = $1 AND ($2::text[] IS NULL OR d.datapoint_id = ANY($2))
+		GROUP BY d.id ORDER BY d.datapoint_id`, projectID, names)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[DatapointWithTags])
+}
+
+// DatapointTagKeys lists the distinct tag keys of a project's datapoints;
+// "name" (the dataPointID, what TagAuths match by default) comes first.
+func (s *Store) DatapointTagKeys(ctx context.Context, projectID int64) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT key FROM (
+			SELECT 'name' AS key, 0 AS rank
+			UNION
+			SELECT DISTINCT t.key, 1 FROM datapoint_tags t JOIN datapoints d ON d.id = t.datapoint_id
+			WHERE d.project_id = $1 AND t.key <> 'name'
+		) k ORDER BY rank, key`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,7 +28,8 @@ var migrations embed.FS
 
 // Store is the PostgreSQL-backed state of the platform.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	parts partitions
 }
 
 // Open connects to the database at url and checks that it answers.
@@ -44,7 +46,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, parts: partitions{known: map[time.Time]bool{}}}, nil
 }
 
 // Close waits for queries in flight and closes every connection.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	bdphttp "github.com/openbdp/bdp/http"
+	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -41,10 +42,17 @@ func runServe(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	ingest, stopIngest, err := startPipeline(ctx, st, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopIngest()
+
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version,
-	}, st, log, reg)
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Log: log, Registry: reg})
 	if err != nil {
 		return err
 	}
@@ -148,4 +156,41 @@ func writeAddresses(dataDir string, addrs map[string]string) error {
 		return fmt.Errorf("write addresses.json: %w", err)
 	}
 	return os.Rename(tmp, filepath.Join(dataDir, "addresses.json"))
+}
+
+// startPipeline runs the node's batcher and keeps the observation
+// partitions of the coming weeks created. The returned func stops both,
+// after every accepted write has been answered; call it after the HTTP
+// server has drained.
+func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, func(), error) {
+	if err := st.EnsureUpcomingPartitions(ctx, time.Now()); err != nil {
+		return nil, nil, fmt.Errorf("create observation partitions: %w", err)
+	}
+	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, pipeline.NewRouter(), reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	go b.Run()
+	maintCtx, stopMaint := context.WithCancel(context.Background())
+	maintDone := make(chan struct{})
+	go func() {
+		defer close(maintDone)
+		tick := time.NewTicker(time.Hour)
+		defer tick.Stop()
+		for {
+			select {
+			case <-maintCtx.Done():
+				return
+			case now := <-tick.C:
+				if err := st.EnsureUpcomingPartitions(maintCtx, now); err != nil {
+					log.Error("create observation partitions", slog.Any("error", err))
+				}
+			}
+		}
+	}()
+	return b, func() {
+		stopMaint()
+		<-maintDone
+		b.Stop()
+	}, nil
 }

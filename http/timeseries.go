@@ -1,0 +1,130 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/rbac"
+)
+
+// uploadBody is POST /v2/project/{project_id}/timeseries: dataPointID to
+// its observations.
+type uploadBody map[string][]uploadPoint
+
+type uploadPoint struct {
+	Time  string          `json:"time" required:"true" doc:"RFC 3339"`
+	Value json.RawMessage `json:"value" required:"true" doc:"a finite number"`
+}
+
+// uploadTimeseries stores every observation of the body or none: any bad
+// value or time answers 400 naming the datapoint and index.
+func (s *Server) uploadTimeseries(c *fiber.Ctx, cl *call) (any, error) {
+	body := bytes.TrimSpace(c.Body())
+	if len(body) == 0 || body[0] != '{' {
+		return nil, fault.Invalidf("the body must be a JSON object mapping dataPointID to an array of {time, value}")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, decodeError(err)
+	}
+	obs := make([]pipeline.Observation, 0, len(body)/40)
+	names := make([]string, 0, len(raw))
+	for dp, points := range raw {
+		if err := pipeline.ValidateDataPointID(dp); err != nil {
+			return nil, fault.Invalidf("%s", err.Error())
+		}
+		names = append(names, dp)
+		var err error
+		if obs, err = appendPoints(obs, cl.ProjectID, dp, points); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.requireDatapointAccess(c, cl, names, true); err != nil {
+		return nil, err
+	}
+	if err := s.ingest.Write(c.UserContext(), pipeline.SourceHTTP, obs); err != nil {
+		return nil, err
+	}
+	return ok("", nil), nil
+}
+
+// appendPoints decodes one datapoint's array and validates every point.
+func appendPoints(obs []pipeline.Observation, projectID int64, dp string, raw json.RawMessage) ([]pipeline.Observation, error) {
+	var points []json.RawMessage
+	if err := json.Unmarshal(raw, &points); err != nil {
+		return nil, fault.Invalidf("datapoint %q: expected an array of {time, value}", dp)
+	}
+	for i, p := range points {
+		var pt uploadPoint
+		if err := json.Unmarshal(p, &pt); err != nil {
+			return nil, fault.Invalidf("datapoint %q, index %d: expected an object {time, value}", dp, i)
+		}
+		t, err := time.Parse(time.RFC3339Nano, pt.Time)
+		if err != nil {
+			return nil, fault.Invalidf("datapoint %q, index %d: time %q is not RFC 3339", dp, i, pt.Time)
+		}
+		v, err := parseNumber(pt.Value)
+		if err != nil {
+			return nil, fault.Invalidf("datapoint %q, index %d: value %s is not a finite number", dp, i, string(pt.Value))
+		}
+		o := pipeline.Observation{ProjectID: projectID, DataPointID: dp, Time: t, Value: v}
+		if err := o.Validate(); err != nil {
+			return nil, fault.Invalidf("datapoint %q, index %d: %s", dp, i, err.Error())
+		}
+		obs = append(obs, o)
+	}
+	return obs, nil
+}
+
+// parseNumber accepts a JSON number only: not a string, not null.
+func parseNumber(raw json.RawMessage) (float64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == '"' || raw[0] == 'n' || raw[0] == 't' || raw[0] == 'f' || raw[0] == '[' || raw[0] == '{' {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(string(raw), 64)
+}
+
+// requireDatapointAccess checks the caller's TagAuths on every named
+// datapoint (write or read); the first one without access answers 403.
+func (s *Server) requireDatapointAccess(c *fiber.Ctx, cl *call, names []string, write bool) error {
+	if cl.Perms.HasCompanyRole() {
+		return nil
+	}
+	stored, err := s.store.ProjectDatapoints(c.UserContext(), cl.ProjectID, names)
+	if err != nil {
+		return err
+	}
+	tags := make(map[string]rbac.Datapoint, len(stored))
+	for _, d := range stored {
+		tags[d.ID] = rbac.Datapoint{ID: d.ID, Tags: d.Tags}
+	}
+	for _, n := range names {
+		dp, known := tags[n]
+		if !known {
+			dp = rbac.Datapoint{ID: n} // created by this upload: a name, no tags yet
+		}
+		a := cl.Perms.DatapointAccess(cl.ProjectID, dp)
+		if write && !a.Write {
+			return fault.Forbiddenf("no write access to datapoint %q", n)
+		}
+		if !write && !a.Read {
+			return fault.Forbiddenf("no read access to datapoint %q", n)
+		}
+	}
+	return nil
+}
+
+func (s *Server) datapointKeys(c *fiber.Ctx, cl *call) (any, error) {
+	keys, err := s.store.DatapointTagKeys(c.UserContext(), cl.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNilSlice(keys), nil
+}

@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// ObservationStore is the part of the store the batcher writes to.
+type ObservationStore interface {
+	EnsureDatapoints(ctx context.Context, projectID int64, ids []string) (map[string]int64, error)
+	WriteObservations(ctx context.Context, rows []store.Row) error
+}
+
+// BatcherConfig tunes batching; zero values take the defaults.
+type BatcherConfig struct {
+	MaxBatch   int           // observations per transaction; default 10,000
+	MaxWait    time.Duration // how long the first request of a batch waits for company; default 5 ms
+	QueueDepth int           // requests waiting before Write blocks (backpressure); default 256
+}
+
+func (c *BatcherConfig) fill() error {
+	if c.MaxBatch == 0 {
+		c.MaxBatch = 10_000
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = 5 * time.Millisecond
+	}
+	if c.QueueDepth == 0 {
+		c.QueueDepth = 256
+	}
+	if c.MaxBatch < 1 || c.MaxWait < 0 || c.QueueDepth < 1 {
+		return fmt.Errorf("batcher: MaxBatch, QueueDepth must be positive and MaxWait not negative: %+v", *c)
+	}
+	return nil
+}
+
+// Batcher is the one pipeline of a node: it gathers the observations of
+// concurrent writers into batches, stores each batch in one transaction,
+// answers the writers, then hands the batch to the router. One goroutine
+// collects while another writes, so collecting goes on during a write;
+// when writes fall behind, the queue fills and Write blocks.
+type Batcher struct {
+	cfg     BatcherConfig
+	store   ObservationStore
+	router  *Router
+	metrics *pipelineMetrics
+
+	in      chan *writeRequest
+	batches chan []*writeRequest
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	mu      sync.RWMutex
+	stopped bool
+
+	ids sync.Map // dpKey -> datapoint row id
+}
+
+type writeRequest struct {
+	src  Source
+	obs  []Observation
+	done chan error
+}
+
+// NewBatcher validates the configuration. Call Run to start it.
+func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prometheus.Registerer) (*Batcher, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	m, err := newPipelineMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Batcher{cfg: cfg, store: st, router: router, metrics: m,
+		in: make(chan *writeRequest, cfg.QueueDepth), batches: make(chan []*writeRequest, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+var _ Sink = (*Batcher)(nil)
+
+// errStopped answers writes that come after Stop.
+var errStopped = fault.Wrap(fault.Unavailable, errors.New("pipeline stopped"), "the platform is shutting down; try again")
+
+// Write stores obs and returns once they are committed (or failed, all of
+// them). The observations must be valid (Observation.Validate).
+func (b *Batcher) Write(ctx context.Context, src Source, obs []Observation) error {
+	if len(obs) == 0 {
+		return nil
+	}
+	req := &writeRequest{src: src, obs: obs, done: make(chan error, 1)}
+	// The read lock makes "not stopped" and "enqueued" one step, so Stop
+	// never leaves a request in the queue after the collector drained it.
+	b.mu.RLock()
+	if b.stopped {
+		b.mu.RUnlock()
+		return errStopped
+	}
+	select {
+	case b.in <- req:
+		b.mu.RUnlock()
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		return ctx.Err()
+	}
+	b.metrics.queue.Inc()
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		// The batch may still commit; the caller just stops waiting.
+		return ctx.Err()
+	}
+}
+
+// flushTimeout bounds one batch's transaction. Writes do not use the
+// caller's context: a shutdown signal must not fail the batches accepted
+// before it.
+const flushTimeout = time.Minute
+
+// Run collects and writes until Stop; it returns after every accepted
+// request has been answered.
+func (b *Batcher) Run() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for batch := range b.batches {
+			ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+			b.flush(ctx, batch)
+			cancel()
+		}
+	}()
+	b.collect()
+	close(b.batches)
+	<-writerDone
+	close(b.done)
+}
+
+// Stop refuses new writes, finishes the accepted ones and waits for Run
+// to return.
+func (b *Batcher) Stop() {
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.stopped = true
+		b.mu.Unlock()
+		close(b.stop)
+	})
+	<-b.done
+}
+
+// collect forms batches: it waits for a first request, then takes more
+// until MaxBatch observations or MaxWait have passed. A request is never
+// split, so each one commits or fails as a whole.
+func (b *Batcher) collect() {
+	var held *writeRequest
+	for {
+		first := held
+		held = nil
+		if first == nil {
+			select {
+			case first = <-b.in:
+			case <-b.stop:
+				b.drain()
+				return
+			}
+		}
+		batch, n := []*writeRequest{first}, len(first.obs)
+		deadline := time.NewTimer(b.cfg.MaxWait)
+	gather:
+		for n < b.cfg.MaxBatch {
+			select {
+			case r := <-b.in:
+				if n+len(r.obs) > b.cfg.MaxBatch {
+					held = r
+					break gather
+				}
+				batch, n = append(batch, r), n+len(r.obs)
+			case <-deadline.C:
+				break gather
+			}
+		}
+		deadline.Stop()
+		b.batches <- batch
+	}
+}
+
+// drain sends what is queued when Stop comes, so no accepted request is
+// left without an answer.
+func (b *Batcher) drain() {
+	for {
+		select {
+		case r := <-b.in:
+			b.batches <- []*writeRequest{r}
+		default:
+			return
+		}
+	}
+}
