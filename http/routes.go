@@ -70,7 +70,7 @@ func v2Routes(s *Server) []*route {
 
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
-			Body: map[string][]uploadPoint{}, Resp: envelopeOf[struct{}]{}, Handle: s.uploadTimeseries},
+			Body: uploadBody{}, Resp: envelopeOf[struct{}]{}, Handle: s.uploadTimeseries},
 
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
