@@ -1,0 +1,49 @@
+// Command bdp-bench measures bdp: `bdp-bench SCENARIO [flags]` starts the
+// platform, loads it and prints one JSON object as its last line.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// scenario is one measurement; each lives in a file of its own.
+type scenario struct {
+	doc string
+	run func(ctx context.Context, args []string) (map[string]any, error)
+}
+
+func scenarios() map[string]scenario {
+	return map[string]scenario{}
+}
+
+func main() {
+	all := scenarios()
+	if len(os.Args) < 2 || all[os.Args[1]].run == nil {
+		fmt.Fprintln(os.Stderr, "usage: bdp-bench SCENARIO [flags]\n\nscenarios:")
+		for name, s := range all {
+			fmt.Fprintf(os.Stderr, "  %-8s %s\n", name, s.doc)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	result, err := all[os.Args[1]].run(ctx, os.Args[2:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bdp-bench:", err)
+		os.Exit(1)
+	}
+	if err := printJSON(result); err != nil {
+		fmt.Fprintln(os.Stderr, "bdp-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// binaryFlag is the -bdp flag every scenario takes.
+func binaryFlag(fs *flag.FlagSet) *string {
+	return fs.String("bdp", "bin/bdp", "path of the bdp binary to measure")
+}
