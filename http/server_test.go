@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/auth"
@@ -51,6 +52,7 @@ var dbSeq atomic.Int64
 type testEnv struct {
 	t     *testing.T
 	base  string
+	dbURL string // the test's own database, for checks in SQL
 	store *store.Store
 	srv   *Server
 }
@@ -102,7 +104,7 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 		batcher.Stop()
 		st.Close()
 	})
-	return &testEnv{t: t, base: "http://" + ln.Addr().String(), store: st, srv: srv}
+	return &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: url, store: st, srv: srv}
 }
 
 // cred is how a request authenticates: Basic, Bearer or not at all.
@@ -274,4 +276,20 @@ func (e *testEnv) endpointID(method, path string) int32 {
 	}
 	e.t.Fatalf("no endpoint %s %s", method, path)
 	return 0
+}
+
+// sqlFloat runs a query returning one number, straight against the test's
+// database: what is stored, not what the API says.
+func (e *testEnv) sqlFloat(query string, args ...any) float64 {
+	e.t.Helper()
+	conn, err := pgx.Connect(context.Background(), e.dbURL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v float64
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&v); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	return v
 }

@@ -75,6 +75,9 @@ func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prom
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
+	if st == nil || router == nil || reg == nil {
+		return nil, errors.New("batcher: store, router and registry are required")
+	}
 	m, err := newPipelineMetrics(reg)
 	if err != nil {
 		return nil, err

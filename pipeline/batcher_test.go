@@ -1,0 +1,232 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+var t0 = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+
+func series(project int64, dp string, n int, start time.Time) []Observation {
+	obs := make([]Observation, n)
+	for i := range obs {
+		obs[i] = Observation{ProjectID: project, DataPointID: dp, Time: start.Add(time.Duration(i) * time.Second), Value: float64(i)}
+	}
+	return obs
+}
+
+// Many concurrent writers: every observation is stored exactly once, in
+// batches larger than one request.
+func TestConcurrentWritersAllStored(t *testing.T) {
+	db := newTestDB(t)
+	b := startBatcher(t, BatcherConfig{MaxBatch: 5000, MaxWait: 2 * time.Millisecond}, db.store, NewRouter())
+	const writers, requests, per = 8, 40, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*requests)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for r := 0; r < requests; r++ {
+				start := t0.Add(time.Duration(r*per) * time.Second)
+				errs <- b.Write(context.Background(), SourceHTTP, series(db.projectID, fmt.Sprintf("dp%d", w), per, start))
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := db.scalar(t, `SELECT count(*) FROM observations`); n != writers*requests*per {
+		t.Fatalf("stored %v, want %d", n, writers*requests*per)
+	}
+	if n := db.scalar(t, `SELECT count(*) FROM datapoints`); n != writers {
+		t.Fatalf("%v datapoints, want %d", n, writers)
+	}
+}
+
+// Data older than the partitions made ahead gets its partition on demand;
+// a replay of stored data replaces values instead of failing.
+func TestOldDataAndReplays(t *testing.T) {
+	db := newTestDB(t)
+	b := startBatcher(t, BatcherConfig{}, db.store, NewRouter())
+	old := series(db.projectID, "old", 100, time.Date(2011, 7, 1, 0, 0, 0, 0, time.UTC))
+	if err := b.Write(context.Background(), SourceCSV, old); err != nil {
+		t.Fatal(err)
+	}
+	for i := range old {
+		old[i].Value = 7
+	}
+	if err := b.Write(context.Background(), SourceCSV, old); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if n, sum := db.scalar(t, `SELECT count(*) FROM observations`), db.scalar(t, `SELECT sum(value) FROM observations`); n != 100 || sum != 700 {
+		t.Fatalf("after replay: %v rows, sum %v; want 100 rows of 7", n, sum)
+	}
+}
+
+// failingStore is the real store with one injected failure, to see that a
+// failed batch fails every request in it and stores none of them.
+type failingStore struct {
+	*store.Store
+	mu    sync.Mutex
+	fails int
+}
+
+func (f *failingStore) WriteObservations(ctx context.Context, rows []store.Row) error {
+	f.mu.Lock()
+	fail := f.fails > 0
+	f.fails--
+	f.mu.Unlock()
+	if fail {
+		return errors.New("injected failure")
+	}
+	return f.Store.WriteObservations(ctx, rows)
+}
+
+func TestFailedBatchFailsItsRequests(t *testing.T) {
+	db := newTestDB(t)
+	fs := &failingStore{Store: db.store, fails: 1}
+	b := startBatcher(t, BatcherConfig{MaxWait: 50 * time.Millisecond}, fs, NewRouter())
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = b.Write(context.Background(), SourceHTTP, series(db.projectID, fmt.Sprintf("f%d", i), 10, t0))
+		}(i)
+	}
+	wg.Wait()
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+		}
+	}
+	stored := db.scalar(t, `SELECT count(*) FROM observations`)
+	if failed == 0 || stored != float64(10*(3-failed)) {
+		t.Fatalf("%d requests failed, %v observations stored: a failed request must store nothing", failed, stored)
+	}
+	if err := b.Write(context.Background(), SourceHTTP, series(db.projectID, "after", 5, t0)); err != nil {
+		t.Fatalf("the batcher must go on after a failed batch: %v", err)
+	}
+}
+
+type recorder struct {
+	mu  sync.Mutex
+	got [][]Observation
+}
+
+func (r *recorder) Deliver(obs []Observation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, obs)
+}
+
+// Subscribers see stored observations of their datapoint only, in time
+// order, and only after they are committed.
+func TestRouterDeliversStoredObservationsInTimeOrder(t *testing.T) {
+	db := newTestDB(t)
+	router := NewRouter()
+	rec := &recorder{}
+	stop := router.Subscribe(db.projectID, "watched", rec)
+	b := startBatcher(t, BatcherConfig{}, db.store, router)
+	unordered := []Observation{
+		{ProjectID: db.projectID, DataPointID: "watched", Time: t0.Add(3 * time.Second), Value: 3},
+		{ProjectID: db.projectID, DataPointID: "other", Time: t0, Value: 9},
+		{ProjectID: db.projectID, DataPointID: "watched", Time: t0.Add(time.Second), Value: 1},
+		{ProjectID: db.projectID, DataPointID: "watched", Time: t0.Add(2 * time.Second), Value: 2},
+	}
+	if err := b.Write(context.Background(), SourceHTTP, unordered); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := len(rec.got)
+		rec.mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rec.mu.Lock()
+	got := rec.got
+	rec.mu.Unlock()
+	if len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("deliveries: %v", got)
+	}
+	for i, o := range got[0] {
+		if o.Value != float64(i+1) || o.DataPointID != "watched" {
+			t.Fatalf("delivery out of order or foreign: %v", got[0])
+		}
+	}
+	if stored := db.scalar(t, `SELECT count(*) FROM observations`); stored != 4 {
+		t.Fatalf("delivered before commit? %v stored", stored)
+	}
+	stop()
+	if err := b.Write(context.Background(), SourceHTTP, series(db.projectID, "watched", 2, t0.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.got) != 1 {
+		t.Fatalf("delivery after unsubscribe: %v", rec.got)
+	}
+}
+
+// slowStore holds every write until released: a stand-in for a database
+// that falls behind, wrapped around the real one.
+type slowStore struct {
+	*store.Store
+	release chan struct{}
+}
+
+func (s *slowStore) WriteObservations(ctx context.Context, rows []store.Row) error {
+	<-s.release
+	return s.Store.WriteObservations(ctx, rows)
+}
+
+// When storage falls behind, writers wait (backpressure) instead of the
+// queue growing; Stop answers every accepted write, later ones are refused.
+func TestBackpressureAndStop(t *testing.T) {
+	db := newTestDB(t)
+	slow := &slowStore{Store: db.store, release: make(chan struct{})}
+	b, err := NewBatcher(BatcherConfig{QueueDepth: 1, MaxBatch: 10, MaxWait: time.Millisecond}, slow, NewRouter(), nil)
+	if err == nil {
+		t.Fatal("a nil registry must be refused")
+	}
+	b = startBatcher(t, BatcherConfig{QueueDepth: 1, MaxBatch: 10, MaxWait: time.Millisecond}, slow, NewRouter())
+	results := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		go func(i int) {
+			results <- b.Write(context.Background(), SourceHTTP, series(db.projectID, fmt.Sprintf("bp%d", i), 10, t0))
+		}(i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := b.Write(ctx, SourceHTTP, series(db.projectID, "late", 10, t0)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a full pipeline must make writers wait: %v", err)
+	}
+	close(slow.release)
+	for i := 0; i < 20; i++ {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Stop()
+	if err := b.Write(context.Background(), SourceHTTP, series(db.projectID, "x", 1, t0)); !fault.Is(err, fault.Unavailable) {
+		t.Fatalf("write after Stop: %v", err)
+	}
+}

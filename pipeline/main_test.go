@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// The batcher's tests write to a real PostgreSQL cluster, one per package
+// run, with a fresh database per test.
+
+var testCluster *pgcluster.Cluster
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, cleanup, err := pgcluster.StartForTests(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		os.Exit(1)
+	}
+	testCluster = c
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+var dbSeq atomic.Int64
+
+// testDB is a migrated database with one company and project.
+type testDB struct {
+	store     *store.Store
+	url       string
+	projectID int64
+}
+
+func newTestDB(t *testing.T) *testDB {
+	t.Helper()
+	ctx := context.Background()
+	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("pipeline_%d_%d", os.Getpid(), dbSeq.Add(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
+		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testDB{store: st, url: url, projectID: p.ID}
+}
+
+// startBatcher runs a batcher over st until the test ends.
+func startBatcher(t *testing.T, cfg BatcherConfig, st ObservationStore, r *Router) *Batcher {
+	t.Helper()
+	b, err := NewBatcher(cfg, st, r, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	go b.Run()
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// scalar runs a query returning one number against the test database.
+func (d *testDB) scalar(t *testing.T, query string, args ...any) float64 {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), d.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v float64
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return v
+}
