@@ -43,7 +43,7 @@ type testDB struct {
 	projectID int64
 }
 
-func newTestDB(t *testing.T) *testDB {
+func newTestDB(t testing.TB) *testDB {
 	t.Helper()
 	ctx := context.Background()
 	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("pipeline_%d_%d", os.Getpid(), dbSeq.Add(1)))
@@ -83,7 +83,7 @@ func startBatcher(t *testing.T, cfg BatcherConfig, st ObservationStore, r *Route
 }
 
 // scalar runs a query returning one number against the test database.
-func (d *testDB) scalar(t *testing.T, query string, args ...any) float64 {
+func (d *testDB) scalar(t testing.TB, query string, args ...any) float64 {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), d.url)
 	if err != nil {
