@@ -28,6 +28,9 @@ type config struct {
 	CredentialTTL   time.Duration
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
+	KafkaBrokers    []string // empty: no Kafka code runs
+	KafkaTopic      string
+	KafkaGroup      string
 }
 
 // configVars documents every variable with its default, for --help and
@@ -45,6 +48,9 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_CREDENTIAL_CACHE_TTL", "60s", "how long verified Basic credentials are remembered; 0 disables"},
 	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight"},
 	{"BDP_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)"},
+	{"BDP_KAFKA_BROKERS", "", "comma-separated Kafka bootstrap addresses; empty: no Kafka ingestion"},
+	{"BDP_KAFKA_TOPIC", "bdp.observations", "topic the field gateways produce observations to; its DLQ is <topic>.dlq"},
+	{"BDP_KAFKA_GROUP", "bdp", "Kafka consumer group of the platform's nodes"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -108,6 +114,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(get("BDP_LOG_LEVEL"))); err != nil {
 		bad("BDP_LOG_LEVEL", errors.New("must be debug, info, warn or error"))
 	}
+	if b := get("BDP_KAFKA_BROKERS"); b != "" {
+		for _, a := range strings.Split(b, ",") {
+			a = strings.TrimSpace(a)
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				bad("BDP_KAFKA_BROKERS", fmt.Errorf("%q is not host:port", a))
+				break
+			}
+			c.KafkaBrokers = append(c.KafkaBrokers, a)
+		}
+	}
+	c.KafkaTopic, c.KafkaGroup = get("BDP_KAFKA_TOPIC"), get("BDP_KAFKA_GROUP")
 	return c, errors.Join(errs...)
 }
 
