@@ -2,10 +2,13 @@
 #
 #   make run    install what is missing, build, and serve on http://127.0.0.1:8080
 #   make build  build bin/bdp (and bin/bdp-bench)
-#   make test   run every test (installs chromium for the browser tests)
+#   make test   run every test (installs chromium for the browser tests;
+#               starts a Kafka test broker, scripts/kafka.sh)
 #   make lint   gofmt, go vet, staticcheck
 #   make bench-http  load GET /v2/user with wrk (issue figure: >= 15,000 req/s)
 #   make bench-go    Go benchmarks of the hot paths
+#   make bench-export  GET /v2/datapoint/timeseries over 20M rows (goals: p50 <= 2 ms newest 1000, <= 5 ms 30-day hourly)
+#   make bench-csv   CSV import of 1M lines, streamed (goal: >= 300,000 lines/s)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -22,7 +25,7 @@ export DEBIAN_FRONTEND := noninteractive
 GO ?= go
 UI_DIST := http/ui/dist
 
-.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go
+.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv
 
 all: build
 
@@ -30,7 +33,8 @@ all: build
 deps:
 	bash scripts/install-deps.sh --run
 
-# System packages for the tests: the above plus chromium and chromium-driver.
+# System packages for the tests: the above plus chromium and chromium-driver,
+# and java and maven for the Kafka test broker.
 deps-test:
 	bash scripts/install-deps.sh --test
 
@@ -46,8 +50,10 @@ build: ui
 run: deps build
 	./bin/bdp serve
 
+# scripts/kafka.sh run: the tests get a real Kafka broker
+# (BDP_TEST_KAFKA_BROKERS), stopped afterwards, also when they fail.
 test: deps-test ui
-	$(GO) test ./... -count=1 -p 2 -timeout 20m
+	bash scripts/kafka.sh run $(GO) test ./... -count=1 -p 2 -timeout 20m
 
 lint:
 	@echo "gofmt -l ."
@@ -71,6 +77,16 @@ bench-http: deps ui
 # Go benchmarks (permission check, password hashing, credentials cache).
 bench-go:
 	$(GO) test ./rbac ./auth -run '^$$' -bench . -benchmem -count 5
+
+# GET /v2/datapoint/timeseries on 20 datapoints x 1M minutes (bench/export.go);
+# the last line is one JSON object.
+bench-export: build
+	./bin/bdp-bench export -bdp bin/bdp
+
+# POST importTimeseries with a generated 1M-line CSV, on_error=abort
+# (bench/csv.go); the last line is one JSON object with lines_per_s.
+bench-csv: build
+	./bin/bdp-bench csv -bdp bin/bdp
 
 clean:
 	rm -rf bin

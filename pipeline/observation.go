@@ -31,7 +31,9 @@ const (
 
 // Sink stores observations. Write returns nil only once every observation
 // is committed, so a caller may acknowledge them then (an HTTP answer, a
-// Kafka offset). Implementations are safe for concurrent use.
+// Kafka offset). The slice belongs to the sink from the call on (it is
+// routed to subscribers after the answer): callers must not reuse it.
+// Implementations are safe for concurrent use.
 type Sink interface {
 	Write(ctx context.Context, src Source, obs []Observation) error
 }

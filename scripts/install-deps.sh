@@ -7,7 +7,8 @@
 #   --run   what `bdp serve` needs: PostgreSQL's server binaries (initdb,
 #           postgres), from which bdp starts its embedded database
 #   --test  what `go test ./...` needs: the above, plus chromium and
-#           chromium-driver for the browser tests
+#           chromium-driver for the browser tests, java and maven for the
+#           Kafka test broker
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
 #   --bench what the benchmark scripts need: the above for --run, plus wrk
 #           and curl
@@ -54,6 +55,9 @@ if [ "$want_test" = 1 ]; then
 	# packages); fonts-liberation is the one that matters to render pages.
 	[ -x /usr/bin/chromium ] || pkgs+=(chromium fonts-liberation)
 	[ -x /usr/bin/chromedriver ] || pkgs+=(chromium-driver)
+	# The Kafka test broker (scripts/kafka.sh): Java 17+ and Maven.
+	command -v java >/dev/null 2>&1 || pkgs+=(default-jre-headless)
+	command -v mvn >/dev/null 2>&1 || pkgs+=(maven)
 fi
 if [ "$want_bench" = 1 ]; then
 	command -v wrk >/dev/null 2>&1 || pkgs+=(wrk)
