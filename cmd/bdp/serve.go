@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
@@ -48,9 +49,16 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopIngest()
+	if len(cfg.KafkaBrokers) > 0 {
+		stopKafka, err := startKafka(cfg, st, ingest, reg, log)
+		if err != nil {
+			return err
+		}
+		defer stopKafka() // deferred after stopIngest, so it runs before it
+	}
 
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
-		BodyLimit: cfg.BodyLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
+		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Log: log, Registry: reg})
 	if err != nil {
@@ -193,4 +201,32 @@ func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Register
 		<-maintDone
 		b.Stop()
 	}, nil
+}
+
+// startKafka consumes the ingestion topic into the pipeline
+// (decisions.md 9). The returned func stops consuming; batches not yet
+// stored stay uncommitted and are consumed again on the next start.
+func startKafka(cfg config, st *store.Store, sink pipeline.Sink, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+	exists := func(ctx context.Context, projectID int64) (bool, error) {
+		_, err := st.ProjectCompany(ctx, projectID)
+		if fault.Is(err, fault.NotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	k, err := pipeline.NewKafkaIngest(pipeline.KafkaConfig{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, GroupID: cfg.KafkaGroup},
+		sink, exists, log, reg)
+	if err != nil {
+		return nil, fmt.Errorf("kafka ingestion: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := k.Run(ctx); err != nil {
+			log.Error("kafka ingestion stopped", slog.Any("error", err))
+		}
+	}()
+	log.Info("kafka ingestion running", slog.Any("brokers", cfg.KafkaBrokers), slog.String("topic", cfg.KafkaTopic))
+	return func() { cancel(); <-done }, nil
 }

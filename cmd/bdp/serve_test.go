@@ -67,13 +67,13 @@ func newDataDir(t *testing.T) string {
 	return dir
 }
 
-func startServe(t *testing.T, dataDir string) *server {
+func startServe(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "addresses.json"))
 	s := &server{t: t, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bdpBinary, "serve")
-	s.cmd.Env = append(os.Environ(), "BDP_HTTP_ADDR=127.0.0.1:0", "BDP_DATA_DIR="+dataDir,
-		"BDP_OPERATOR_TOKEN="+operatorToken, "BDP_LOG_LEVEL=warn")
+	s.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + dataDir,
+		"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, env...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -131,7 +131,7 @@ func Writer(t testing.TB, topic string) *kafka.Writer {
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
 		BatchSize:    10_000,
-		BatchBytes:   4 << 20,
+		BatchBytes:   900 << 10, // under the broker's 1 MiB message.max.bytes
 		BatchTimeout: time.Millisecond,
 		Transport:    tr,
 	}
