@@ -1,6 +1,7 @@
 package http
 
 import (
+	"io"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,10 @@ type route struct {
 	Resp    any     // success body type (a zero value)
 	Status  int     // success status; 200 when 0
 	Handle  handlerFunc
+	// StreamBody routes read the request body themselves, as a stream
+	// (c.Context().RequestBodyStream()), and enforce their own limit;
+	// for all others wrap reads it whole, within Config.BodyLimit.
+	StreamBody bool
 }
 
 // param documents a query parameter.
@@ -65,6 +70,11 @@ func ok(op string, resource any) envelope {
 func (s *Server) wrap(r *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(localOperation, r.Op)
+		if !r.StreamBody {
+			if err := s.limitBody(c); err != nil {
+				return err
+			}
+		}
 		cl := &call{}
 		if r.Tag != store.TagMeta {
 			p, perms, err := s.authenticate(c)
@@ -93,6 +103,63 @@ func (s *Server) wrap(r *route) fiber.Handler {
 		}
 		return c.Status(status).JSON(res)
 	}
+}
+
+// localBodyRead marks a request whose streamed body was read to its end.
+const localBodyRead = "bdp.body_read"
+
+// limitBody reads the request body whole, answering 413 beyond
+// Config.BodyLimit, by Content-Length and by the bytes that come. fiber
+// streams request bodies (StreamRequestBody, for imports), and then its
+// BodyLimit, the larger of BodyLimit and ImportLimit, bounds nothing, so
+// this is where every other route gets its limit; c.Body() then returns
+// what was read.
+func (s *Server) limitBody(c *fiber.Ctx) error {
+	req := c.Request()
+	n := req.Header.ContentLength() // -1 chunked, -2 none
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || n == 0 || n == -2 {
+		return nil
+	}
+	tooLarge := fault.TooLargef("request body too large: at most %d bytes", s.cfg.BodyLimit)
+	if n > s.cfg.BodyLimit {
+		// Read a little, so that a small client sees the answer, then
+		// close the connection rather than read it all.
+		_, _ = io.CopyN(io.Discard, stream, 1<<20)
+		c.Context().SetConnectionClose()
+		return tooLarge
+	}
+	var body []byte
+	var err error
+	if n > 0 {
+		body = make([]byte, n)
+		_, err = io.ReadFull(stream, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(stream, int64(s.cfg.BodyLimit)+1))
+		if err == nil && len(body) > s.cfg.BodyLimit {
+			c.Context().SetConnectionClose()
+			return tooLarge
+		}
+	}
+	if err != nil {
+		c.Context().SetConnectionClose()
+		return fault.Wrap(fault.Invalid, err, "the request body ended early")
+	}
+	req.SetBodyRaw(body)
+	return nil
+}
+
+// closeUnreadBody closes the connection after a request whose streamed
+// body was not read to its end (a 401 before an import, a 404): what is
+// left of it would be taken for the next request.
+func (s *Server) closeUnreadBody(c *fiber.Ctx) error {
+	err := c.Next()
+	if c.Context().RequestBodyStream() != nil && c.Locals(localBodyRead) == nil {
+		if n := c.Request().Header.ContentLength(); n != 0 && n != -2 {
+			c.Context().SetConnectionClose()
+		}
+	}
+	return err
 }
 
 // rawJSON is a body that is JSON already.

@@ -30,6 +30,7 @@ import (
 // Config is what the HTTP layer needs from the platform configuration.
 type Config struct {
 	BodyLimit     int           // bytes; default 32 MiB
+	ImportLimit   int           // bytes of a CSV import upload; default 2 GiB
 	OperatorToken string        // empty disables the operator API
 	TokenSecret   []byte        // signs bearer tokens
 	TokenTTL      time.Duration // default 1 h
@@ -84,6 +85,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
 	}
+	if cfg.ImportLimit <= 0 {
+		cfg.ImportLimit = 2 << 30
+	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = time.Hour
 	}
@@ -114,14 +118,18 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("build OpenAPI document: %w", err)
 	}
 	s.app = fiber.New(fiber.Config{
-		BodyLimit:             cfg.BodyLimit,
-		ErrorHandler:          s.handleError,
-		DisableStartupMessage: true,
-		ReadTimeout:           60 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		AppName:               "bdp",
+		// Bodies stream, so an import never sits in memory; limitBody
+		// (handler.go) holds every other route to BodyLimit.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true, // else fasthttp spools a multipart upload before the handler runs
+		BodyLimit:                    max(cfg.BodyLimit, cfg.ImportLimit),
+		ErrorHandler:                 s.handleError,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  60 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		AppName:                      "bdp",
 	})
-	s.app.Use(s.requestID, s.observe, recover.New(recover.Config{EnableStackTrace: true,
+	s.app.Use(s.requestID, s.closeUnreadBody, s.observe, recover.New(recover.Config{EnableStackTrace: true,
 		StackTraceHandler: s.logPanic}))
 	s.mount()
 	return s, nil

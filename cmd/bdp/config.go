@@ -25,6 +25,7 @@ type config struct {
 	TokenSecret     []byte
 	TokenTTL        time.Duration
 	BodyLimit       int
+	ImportLimit     int
 	CredentialTTL   time.Duration
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
@@ -45,6 +46,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_TOKEN_SECRET", "", "bearer token signing key, at least 32 bytes; empty: generated once, kept in the database"},
 	{"BDP_TOKEN_TTL", "1h", "lifetime of bearer tokens"},
 	{"BDP_BODY_LIMIT", "32MiB", "largest accepted request body (bytes, or with KiB/MiB/GiB)"},
+	{"BDP_IMPORT_LIMIT", "2GiB", "largest CSV import upload (streamed, never held in memory; bytes, or with KiB/MiB/GiB)"},
 	{"BDP_CREDENTIAL_CACHE_TTL", "60s", "how long verified Basic credentials are remembered; 0 disables"},
 	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight"},
 	{"BDP_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)"},
@@ -110,6 +112,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	var err error
 	if c.BodyLimit, err = parseSize(get("BDP_BODY_LIMIT")); err != nil {
 		bad("BDP_BODY_LIMIT", err)
+	}
+	if c.ImportLimit, err = parseSize(get("BDP_IMPORT_LIMIT")); err != nil {
+		bad("BDP_IMPORT_LIMIT", err)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("BDP_LOG_LEVEL"))); err != nil {
 		bad("BDP_LOG_LEVEL", errors.New("must be debug, info, warn or error"))

@@ -21,21 +21,21 @@ func TestConfigDefaults(t *testing.T) {
 	if c.DataDir != "./data" || c.DatabaseURL != "" || c.OperatorToken != "" || c.TokenSecret != nil {
 		t.Fatalf("state: %+v", c)
 	}
-	if c.BodyLimit != 32<<20 || c.TokenTTL != time.Hour || c.CredentialTTL != time.Minute {
+	if c.BodyLimit != 32<<20 || c.ImportLimit != 2<<30 || c.TokenTTL != time.Hour || c.CredentialTTL != time.Minute {
 		t.Fatalf("limits: %+v", c)
 	}
 }
 
 func TestConfigValues(t *testing.T) {
 	c, err := loadConfig(envOf(map[string]string{
-		"BDP_HTTP_ADDR": "0.0.0.0:0", "BDP_BODY_LIMIT": "512KiB", "BDP_CREDENTIAL_CACHE_TTL": "0s",
+		"BDP_HTTP_ADDR": "0.0.0.0:0", "BDP_BODY_LIMIT": "512KiB", "BDP_IMPORT_LIMIT": "3GiB", "BDP_CREDENTIAL_CACHE_TTL": "0s",
 		"BDP_DATABASE_URL": "postgres://u:p@db:5432/bdp", "BDP_TOKEN_SECRET": strings.Repeat("s", 32),
 		"BDP_LOG_LEVEL": "warn", "BDP_KAFKA_BROKERS": "127.0.0.1:9092, 127.0.0.1:9093",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "0.0.0.0:0" || c.BodyLimit != 512<<10 || c.CredentialTTL != 0 || c.LogLevel.String() != "WARN" ||
+	if c.HTTPAddr != "0.0.0.0:0" || c.BodyLimit != 512<<10 || c.ImportLimit != 3<<30 || c.CredentialTTL != 0 || c.LogLevel.String() != "WARN" ||
 		len(c.KafkaBrokers) != 2 || c.KafkaBrokers[1] != "127.0.0.1:9093" || c.KafkaTopic != "bdp.observations" {
 		t.Fatalf("%+v", c)
 	}
@@ -52,6 +52,7 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_TOKEN_SECRET":         "too-short",
 		"BDP_TOKEN_TTL":            "5s",
 		"BDP_BODY_LIMIT":           "lots",
+		"BDP_IMPORT_LIMIT":         "5GiB",
 		"BDP_CREDENTIAL_CACHE_TTL": "-1s",
 		"BDP_SHUTDOWN_TIMEOUT":     "soon",
 		"BDP_LOG_LEVEL":            "loud",

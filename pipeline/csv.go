@@ -1,0 +1,469 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The CSV import (api.md 4.7, CSV rules 1 and 2): one observation per
+// line, three columns: dataPointID, value, timestamp.
+//
+// The reader streams: it holds one buffer (a few hundred KiB) whatever the
+// size of the file. It is built for speed: lines without quote characters
+// (nearly all) are cut with bytes.IndexByte, dataPointIDs are interned so
+// a repeated one costs a map lookup and no allocation, and the RFC 3339
+// shapes of timestamps are parsed by hand; the rest falls back to a
+// quote-aware splitter and to time.Parse.
+//
+// What it accepts, beyond the spec's words:
+//   - dialect: delimiter , ; tab or |, quote character " or ', detected from
+//     the first 64 KiB (the dialect under which most sample lines are
+//     valid; ties go to comma and double quote); a doubled quote inside a
+//     quoted field is one quote; a quoted field cannot span lines.
+//   - header: line 1 is a header, and is skipped, when neither its value
+//     nor its timestamp parses but those of the next line do (or the file
+//     has no other line).
+//   - blank lines are skipped; they still count in line numbers, which
+//     are the file's physical lines, 1-based, header included. A UTF-8
+//     byte order mark is ignored. Spaces around unquoted fields are
+//     ignored.
+//   - value: a Go/JSON float (1, -2.5, 1e3); NaN and infinities fail.
+//     A decimal comma (1,5) is not a float and fails.
+//   - timestamp: 2024-01-31 (midnight UTC), a space or T between date and
+//     time, minutes with or without seconds, fractional seconds (. or ,),
+//     offsets Z, +01, +01:00, +0100 (optionally after one space), UTC;
+//     WITHOUT an offset the time is UTC. Also accepted: 2024/01/31 and
+//     31.01.2024 with optional time, RFC 1123 with a numeric offset, ISO
+//     8601 basic form (20240131T100000Z). Years must lie in 1900..9999.
+
+// LineError is a line that fails (api.md 4.7 CSV rule 2). The reader goes
+// on with the next line after one.
+type LineError struct {
+	Line   int    // 1-based physical line of the file
+	Reason string // for example: value "abc" is not a number
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// Dialect is how a CSV file is written.
+type Dialect struct {
+	Delimiter byte // , ; \t or |
+	Quote     byte // " or '
+	Header    bool // line 1 is a header
+}
+
+const (
+	csvSniffSize   = 64 << 10  // bytes looked at to detect the dialect
+	csvSniffLines  = 200       // lines of those used
+	csvBufSize     = 256 << 10 // read buffer
+	csvMaxLine     = 64 << 10  // longer lines fail (a valid one has < 600 bytes)
+	csvMaxInterned = 1 << 20   // dataPointIDs remembered; beyond, each line allocates its own
+	maxIDBytes     = 512       // ValidateDataPointID's limit
+)
+
+var (
+	csvDelimiters = []byte{',', ';', '\t', '|'}
+	csvQuotes     = []byte{'"', '\''}
+)
+
+// CSVReader reads observations from a CSV file. It is not safe for
+// concurrent use.
+type CSVReader struct {
+	r         io.Reader
+	projectID int64
+	dialect   Dialect
+	buf       []byte
+	pos, end  int
+	eof       bool
+	line      int
+	ids       map[string]string
+}
+
+// NewCSVReader detects the dialect from the beginning of r (reading up to
+// 64 KiB) and returns a reader of its observations for project projectID.
+// Only a read error fails it; a file of garbage still gets a dialect and
+// fails line by line.
+func NewCSVReader(r io.Reader, projectID int64) (*CSVReader, error) {
+	cr := &CSVReader{r: r, projectID: projectID, buf: make([]byte, csvBufSize), ids: map[string]string{}}
+	for cr.end < csvSniffSize && !cr.eof {
+		if err := cr.fill(); err != nil {
+			return nil, err
+		}
+	}
+	if bytes.HasPrefix(cr.buf[:cr.end], []byte("\xef\xbb\xbf")) {
+		cr.pos = 3
+	}
+	cr.dialect = sniff(cr.buf[cr.pos:cr.end], cr.eof)
+	return cr, nil
+}
+
+// Dialect returns the detected dialect.
+func (r *CSVReader) Dialect() Dialect { return r.dialect }
+
+// fill reads once more into the free end of the buffer.
+func (r *CSVReader) fill() error {
+	if r.eof {
+		return nil
+	}
+	n, err := r.r.Read(r.buf[r.end:])
+	r.end += n
+	if errors.Is(err, io.EOF) {
+		r.eof = true
+	} else if err != nil {
+		return fmt.Errorf("read the CSV file: %w", err)
+	}
+	return nil
+}
+
+// readLine returns the next physical line without its line ending; long
+// reports a line over csvMaxLine (consumed, not returned).
+func (r *CSVReader) readLine() (line []byte, long bool, err error) {
+	scan := r.pos
+	for {
+		if i := bytes.IndexByte(r.buf[scan:r.end], '\n'); i >= 0 {
+			line = r.buf[r.pos : scan+i]
+			r.pos = scan + i + 1
+			if long || len(line) > csvMaxLine {
+				return nil, true, nil
+			}
+			return trimCR(line), false, nil
+		}
+		if r.eof {
+			if r.pos == r.end {
+				if long {
+					return nil, true, nil
+				}
+				return nil, false, io.EOF
+			}
+			line, r.pos = r.buf[r.pos:r.end], r.end
+			if long || len(line) > csvMaxLine {
+				return nil, true, nil
+			}
+			return trimCR(line), false, nil
+		}
+		if r.end-r.pos >= csvMaxLine {
+			long = true // drop what we have, keep looking for the end
+			r.pos, r.end = 0, 0
+		} else if r.pos > 0 {
+			r.end = copy(r.buf, r.buf[r.pos:r.end])
+			r.pos = 0
+		}
+		scan = r.end
+		if err := r.fill(); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// Next returns the next observation and its line number. A failing line
+// answers a *LineError (call Next again for the following lines); the end
+// of the file answers io.EOF; any other error is the reader's and final.
+func (r *CSVReader) Next() (Observation, int, error) {
+	for {
+		raw, long, err := r.readLine()
+		if err != nil {
+			return Observation{}, r.line, err
+		}
+		r.line++
+		if long {
+			return Observation{}, r.line, &LineError{r.line, fmt.Sprintf("line is longer than %d bytes", csvMaxLine)}
+		}
+		if (r.line == 1 && r.dialect.Header) || isBlank(raw) {
+			continue
+		}
+		o, reason := r.parse(raw)
+		if reason != "" {
+			return Observation{}, r.line, &LineError{r.line, reason}
+		}
+		return o, r.line, nil
+	}
+}
+
+// parse turns one line into an observation, or says why it fails. The
+// order of the checks decides which reason a line with several faults
+// gets: fields, identifier, value, timestamp.
+func (r *CSVReader) parse(line []byte) (Observation, string) {
+	var f [3][]byte
+	n, reason := split(line, r.dialect, &f)
+	if reason != "" {
+		return Observation{}, reason
+	}
+	if reason = fieldCount(n); reason != "" {
+		return Observation{}, reason
+	}
+	id, ok := r.ids[string(f[0])] // no allocation for the lookup
+	if !ok {
+		if reason = checkID(f[0]); reason != "" {
+			return Observation{}, reason
+		}
+		id = string(f[0])
+		if len(r.ids) < csvMaxInterned {
+			r.ids[id] = id
+		}
+	}
+	v, reason := parseValue(f[1])
+	if reason != "" {
+		return Observation{}, reason
+	}
+	t, ok := parseTimestamp(f[2])
+	if !ok {
+		return Observation{}, fmt.Sprintf("timestamp %s cannot be parsed", quote(f[2]))
+	}
+	if s := t.Unix(); s < minUnix || s >= maxUnix { // Observation.Validate's years, cheaply
+		return Observation{}, fmt.Sprintf("timestamp %s is outside the years 1900 to 9999", quote(f[2]))
+	}
+	return Observation{ProjectID: r.projectID, DataPointID: id, Time: t, Value: v}, ""
+}
+
+func fieldCount(n int) string {
+	switch {
+	case n > 3:
+		return fmt.Sprintf("extra field: %d fields, expected 3 (identifier, value, timestamp)", n)
+	case n < 3:
+		return fmt.Sprintf("missing field: %d fields, expected 3 (identifier, value, timestamp)", n)
+	}
+	return ""
+}
+
+// checkID applies rule 2 (empty, backslash) and decisions.md 4 (no control
+// characters) to an identifier, plus what PostgreSQL needs: valid UTF-8.
+func checkID(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "identifier is empty"
+	case bytes.IndexByte(b, '\\') >= 0:
+		return fmt.Sprintf("identifier %s contains a backslash", quote(b))
+	case len(b) > maxIDBytes:
+		return fmt.Sprintf("identifier is longer than %d bytes", maxIDBytes)
+	case !utf8.Valid(b):
+		return fmt.Sprintf("identifier %s is not valid UTF-8", quote(b))
+	}
+	if err := ValidateDataPointID(string(b)); err != nil {
+		return fmt.Sprintf("identifier %s contains a control character", quote(b))
+	}
+	return ""
+}
+
+// quote quotes a field for a message, cut to keep the message short.
+func quote(b []byte) string {
+	if len(b) > 64 {
+		return strconv.Quote(string(b[:64])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+func parseValue(b []byte) (float64, string) {
+	if len(b) == 0 {
+		return 0, "value is empty"
+	}
+	// The string shares b's memory only for the call; ParseFloat keeps
+	// nothing of it that we use (on failure we format b ourselves).
+	v, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Sprintf("value %s is not a number", quote(b))
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Sprintf("value %s is not a finite number", quote(b))
+	}
+	return v, ""
+}
+
+// split cuts a line into fields: it fills f with the first three and
+// returns how many there are; reason is set for a malformed quoted field.
+func split(line []byte, d Dialect, f *[3][]byte) (n int, reason string) {
+	if bytes.IndexByte(line, d.Quote) < 0 {
+		for {
+			i := bytes.IndexByte(line, d.Delimiter)
+			if i < 0 {
+				if n < 3 {
+					f[n] = trimSpace(line, d.Delimiter)
+				}
+				return n + 1, ""
+			}
+			if n < 3 {
+				f[n] = trimSpace(line[:i], d.Delimiter)
+			}
+			n++
+			line = line[i+1:]
+		}
+	}
+	return splitQuoted(line, d, f)
+}
+
+// splitQuoted is split for lines with quote characters: a field that
+// starts with the quote runs to the closing one ("" inside is one "); a
+// quote inside an unquoted field is an ordinary character.
+func splitQuoted(line []byte, d Dialect, f *[3][]byte) (n int, reason string) {
+	for {
+		line = trimLeft(line, d.Delimiter)
+		var field []byte
+		if len(line) > 0 && line[0] == d.Quote {
+			body, rest, ok := quoted(line[1:], d.Quote)
+			if !ok {
+				return n, "unterminated quoted field"
+			}
+			rest = trimLeft(rest, d.Delimiter)
+			if len(rest) > 0 && rest[0] != d.Delimiter {
+				return n, "malformed quoted field: text after the closing quote"
+			}
+			field, line = body, rest
+		} else {
+			i := bytes.IndexByte(line, d.Delimiter)
+			if i < 0 {
+				i = len(line)
+			}
+			field, line = trimSpace(line[:i], d.Delimiter), line[i:]
+		}
+		if n < 3 {
+			f[n] = field
+		}
+		n++
+		if len(line) == 0 {
+			return n, ""
+		}
+		line = line[1:] // the delimiter
+	}
+}
+
+// quoted reads a quoted field's body from just after the opening quote to
+// the closing one; the body is a sub-slice unless it holds doubled quotes.
+func quoted(s []byte, q byte) (body, rest []byte, ok bool) {
+	var built []byte
+	for {
+		i := bytes.IndexByte(s, q)
+		if i < 0 {
+			return nil, nil, false
+		}
+		if i+1 < len(s) && s[i+1] == q { // "" is one quote
+			built = append(append(built, s[:i]...), q)
+			s = s[i+2:]
+			continue
+		}
+		if built == nil {
+			return s[:i], s[i+1:], true
+		}
+		return append(built, s[:i]...), s[i+1:], true
+	}
+}
+
+func isSpace(c, delim byte) bool { return c == ' ' || c == '\t' && delim != '\t' }
+
+func trimLeft(b []byte, delim byte) []byte {
+	for len(b) > 0 && isSpace(b[0], delim) {
+		b = b[1:]
+	}
+	return b
+}
+
+func trimSpace(b []byte, delim byte) []byte {
+	b = trimLeft(b, delim)
+	for len(b) > 0 && isSpace(b[len(b)-1], delim) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// sniff picks the dialect under which most sample lines are valid (three
+// fields, a number, a timestamp); lines with three fields count as a
+// tie-breaker. Then it decides on the header.
+func sniff(sample []byte, eof bool) Dialect {
+	lines := sampleLines(sample, eof)
+	best, bestScore := Dialect{Delimiter: ',', Quote: '"'}, 0
+	for _, q := range csvQuotes {
+		if q == '\'' && bytes.Count(sample, []byte{'\''}) <= bytes.Count(sample, []byte{'"'}) {
+			// The quote character is the one used more; else a line that
+			// is broken under " might tip the choice to '.
+			continue
+		}
+		for _, d := range csvDelimiters {
+			if score := sniffScore(lines, Dialect{Delimiter: d, Quote: q}); score > bestScore {
+				best, bestScore = Dialect{Delimiter: d, Quote: q}, score
+			}
+		}
+	}
+	if len(lines) > 0 {
+		v1, t1, ok1 := sampleFields(lines[0], best)
+		header := ok1 && !valueParses(v1) && !timeParses(t1)
+		if header && len(lines) > 1 {
+			v2, t2, ok2 := sampleFields(lines[1], best)
+			header = ok2 && valueParses(v2) && timeParses(t2)
+		}
+		best.Header = header
+	}
+	return best
+}
+
+// sniffScore is 3 for each valid line under d and 1 for each line with
+// three fields but a bad value or timestamp.
+func sniffScore(lines [][]byte, d Dialect) int {
+	score := 0
+	for _, l := range lines {
+		if v, ts, ok := sampleFields(l, d); ok {
+			score++
+			if valueParses(v) && timeParses(ts) {
+				score += 2
+			}
+		}
+	}
+	return score
+}
+
+// sampleLines returns the first non-blank lines of sample; lines[0] is
+// the file's line 1 only if that is not blank (a header must be there).
+func sampleLines(sample []byte, eof bool) [][]byte {
+	var out [][]byte
+	for len(sample) > 0 && len(out) < csvSniffLines {
+		i := bytes.IndexByte(sample, '\n')
+		if i < 0 && !eof {
+			break // a partial line
+		}
+		if i < 0 {
+			i = len(sample)
+		}
+		l := trimCR(sample[:i])
+		if !isBlank(l) {
+			out = append(out, l)
+		} else if len(out) == 0 {
+			out = append(out, nil) // a blank line 1 is no header
+		}
+		sample = sample[min(i+1, len(sample)):]
+	}
+	return out
+}
+
+// sampleFields returns the value and timestamp of a sample line with
+// three fields.
+func sampleFields(line []byte, d Dialect) (value, ts []byte, ok bool) {
+	var f [3][]byte
+	n, reason := split(line, d, &f)
+	if reason != "" || n != 3 {
+		return nil, nil, false
+	}
+	return f[1], f[2], true
+}
+
+func valueParses(b []byte) bool { _, reason := parseValue(b); return reason == "" }
+
+func timeParses(b []byte) bool { _, ok := parseTimestamp(b); return ok }

@@ -1,0 +1,162 @@
+package pipeline
+
+import "time"
+
+// Timestamps of the CSV import, parsed without time.Parse for the
+// RFC 3339 shapes that nearly every file uses.
+
+// The instants Observation.Validate accepts: the years 1900 to 9999.
+var (
+	minUnix = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxUnix = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+)
+
+// parseTimestamp reads the forms listed at the top of csv.go.
+func parseTimestamp(b []byte) (time.Time, bool) {
+	if t, ok := parseRFC3339ish(b); ok {
+		return t, true
+	}
+	if len(b) < 8 || len(b) > 40 {
+		return time.Time{}, false
+	}
+	s := string(b)
+	for _, layout := range csvTimeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// csvTimeLayouts are the slow forms. None has a zone abbreviation: Go
+// would invent a zero offset for one it does not know (CET), silently
+// shifting the time.
+var csvTimeLayouts = []string{
+	"2006/01/02 15:04:05", "2006/01/02 15:04", "2006/01/02",
+	"02.01.2006 15:04:05", "02.01.2006 15:04", "02.01.2006",
+	time.RFC1123Z, "20060102T150405Z0700", "20060102T150405",
+}
+
+// parseRFC3339ish parses YYYY-MM-DD[(T| )hh:mm[:ss[.frac]][ ][offset]]
+// without time.Parse: digits by hand, days by arithmetic.
+func parseRFC3339ish(b []byte) (time.Time, bool) {
+	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
+		return time.Time{}, false
+	}
+	y, ok1 := digits(b[0:4])
+	mo, ok2 := digits(b[5:7])
+	d, ok3 := digits(b[8:10])
+	if !ok1 || !ok2 || !ok3 || mo < 1 || mo > 12 || d < 1 || d > daysIn(mo, y) {
+		return time.Time{}, false
+	}
+	var hh, mm, ss, nsec, off int
+	if rest := b[10:]; len(rest) > 0 {
+		if c := rest[0]; (c != 'T' && c != 't' && c != ' ') || len(rest) < 6 || rest[3] != ':' {
+			return time.Time{}, false
+		}
+		var okH, okM bool
+		hh, okH = digits(rest[1:3])
+		mm, okM = digits(rest[4:6])
+		rest = rest[6:]
+		if len(rest) >= 3 && rest[0] == ':' {
+			var okS bool
+			if ss, okS = digits(rest[1:3]); !okS {
+				return time.Time{}, false
+			}
+			rest = rest[3:]
+			if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') {
+				i, scale := 1, 100_000_000
+				for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
+					nsec += int(rest[i]-'0') * scale // digits past the 9th add 0
+					scale /= 10
+				}
+				if i == 1 {
+					return time.Time{}, false
+				}
+				rest = rest[i:]
+			}
+		}
+		if !okH || !okM || hh > 23 || mm > 59 || ss > 59 {
+			return time.Time{}, false
+		}
+		var ok bool
+		if off, ok = parseOffset(rest); !ok {
+			return time.Time{}, false
+		}
+	}
+	sec := daysFromCivil(y, mo, d)*86400 + int64(hh*3600+mm*60+ss-off)
+	return time.Unix(sec, int64(nsec)).UTC(), true
+}
+
+// parseOffset reads "", Z, UTC, +hh, +hh:mm, +hhmm (optionally after one
+// space) and returns it in seconds east of UTC.
+func parseOffset(s []byte) (int, bool) {
+	if len(s) > 1 && s[0] == ' ' {
+		s = s[1:]
+	}
+	switch {
+	case len(s) == 0, len(s) == 1 && (s[0] == 'Z' || s[0] == 'z'), string(s) == "UTC":
+		return 0, true
+	case len(s) < 3 || s[0] != '+' && s[0] != '-':
+		return 0, false
+	}
+	h, ok := digits(s[1:3])
+	m, okM := 0, true
+	switch rest := s[3:]; {
+	case len(rest) == 3 && rest[0] == ':':
+		m, okM = digits(rest[1:])
+	case len(rest) == 2:
+		m, okM = digits(rest)
+	case len(rest) != 0:
+		return 0, false
+	}
+	if !ok || !okM || h > 23 || m > 59 {
+		return 0, false
+	}
+	off := h*3600 + m*60
+	if s[0] == '-' {
+		off = -off
+	}
+	return off, true
+}
+
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil counts days from 1970-01-01 to a proleptic Gregorian date
+// (H. Hinnant's algorithm), for years 0 and later.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400 // floor division
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March = 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era*146097+doe) - 719468
+}
