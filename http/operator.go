@@ -30,6 +30,10 @@ func operatorRoutes(s *Server) []*route {
 		{Method: "PUT", Path: "/operator/projects/{project_id}/datapoints/{dataPointID}/tags", Tag: tag, Op: "update",
 			Summary: "Set system tags of a datapoint (created if missing); key units holds the raw unit",
 			Body:    []tagRequest{}, Resp: envelopeOf[datapointTags]{}, Handle: s.putSystemTags},
+		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in the base currency (EUR)",
+			Resp: envelopeOf[map[string]float64]{}, Handle: s.getCurrencyRates},
+		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 EUR",
+			Body: currencyRatesBody{}, Resp: envelopeOf[map[string]float64]{}, Handle: s.putCurrencyRates},
 	}
 }
 
@@ -38,6 +42,9 @@ func operatorRoutes(s *Server) []*route {
 func (s *Server) wrapOperator(r *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(localOperation, r.Op)
+		if err := s.limitBody(c); err != nil {
+			return err
+		}
 		if s.cfg.OperatorToken == "" {
 			return fault.Forbiddenf("the operator API is disabled; set BDP_OPERATOR_TOKEN to enable it")
 		}

@@ -1,0 +1,344 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/openbdp/bdp/fault"
+)
+
+// The read side of observations (GET /v2/datapoint/timeseries). Every read
+// is bounded: by its max, by a time range, or by MaxReadPoints; all of them
+// walk the primary key (datapoint, time) INCLUDE (value), so they are
+// index-only scans of the partitions the range touches.
+//
+// Time ranges are half-open, [start, end): start is inclusive, end
+// exclusive. Consecutive ranges then never share an observation, and a
+// sampling bin [t, t+every) is the same kind of range.
+
+// Point is one observation, or one aggregate of a sampled read with the
+// left boundary of its interval as Time.
+type Point struct {
+	Time  time.Time
+	Value float64
+}
+
+// DatapointInfo is a datapoint with its tags (api.md 2.9).
+type DatapointInfo struct {
+	ID          int64          `json:"id"`
+	HashID      string         `json:"hash_id"`
+	DataPointID string         `json:"dataPointID"`
+	ProjectID   int64          `json:"project_id"`
+	SetpointMin *float64       `json:"setpoint_min_value"`
+	SetpointMax *float64       `json:"setpoint_max_value"`
+	Tags        []DatapointTag `json:"tags"`
+}
+
+// Tag returns the value of the tag with key and source, if there is one.
+func (d DatapointInfo) Tag(source, key string) (string, bool) {
+	for _, t := range d.Tags {
+		if t.Source == source && t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
+}
+
+// Datapoint returns one datapoint of a project with its tags, ordered by
+// tag id; fault.NotFound when the project has no such dataPointID.
+func (s *Store) Datapoint(ctx context.Context, projectID int64, dataPointID string) (DatapointInfo, error) {
+	var d DatapointInfo
+	// One round trip: the tags come along as a JSON array.
+	err := s.pool.QueryRow(ctx, `
+		SELECT d.id, d.hash_id, d.datapoint_id, d.project_id, d.setpoint_min_value, d.setpoint_max_value,
+		       COALESCE((SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'value', t.value, 'source', t.source)
+		                        ORDER BY t.id)
+		                 FROM datapoint_tags t WHERE t.datapoint_id = d.id), '[]')
+		FROM datapoints d WHERE d.project_id = $1 AND d.datapoint_id = $2`, projectID, dataPointID).
+		Scan(&d.ID, &d.HashID, &d.DataPointID, &d.ProjectID, &d.SetpointMin, &d.SetpointMax, &d.Tags)
+	if err != nil {
+		return DatapointInfo{}, translate(err, fmt.Sprintf("datapoint %q", dataPointID))
+	}
+	return d, nil
+}
+
+// MaxReadPoints bounds every read: a raw read that would answer more
+// observations, or a sampled read over more intervals, is refused with
+// fault.Invalid instead of building an answer of unbounded size.
+const MaxReadPoints = 1_000_000
+
+// ReadQuery selects observations of one datapoint (api.md 4.7). A zero
+// Start or End leaves that side open.
+type ReadQuery struct {
+	Start, End time.Time
+	// Max is how many observations at most; 0 means all (still bounded by
+	// MaxReadPoints). Ignored when both Start and End are set.
+	Max int
+}
+
+// ReadObservations answers a ReadQuery in ascending time order:
+//
+//   - Start and End: every observation in [Start, End), Max ignored;
+//   - Start only: the first Max observations at or after Start;
+//   - End only: the last Max observations before End;
+//   - neither: the newest Max observations.
+//
+// More than MaxReadPoints observations answer fault.Invalid.
+func (s *Store) ReadObservations(ctx context.Context, datapoint int64, q ReadQuery) ([]Point, error) {
+	limit := MaxReadPoints + 1 // one more, to tell "exactly the cap" from "over it"
+	if q.Max > 0 && q.Max <= MaxReadPoints && (q.Start.IsZero() || q.End.IsZero()) {
+		limit = q.Max
+	}
+	// One statement per shape rather than one with optional bounds: each
+	// plans to a plain index-only range scan, pruned to the partitions of
+	// its range, and the open-start shapes walk the index backwards so
+	// LIMIT stops them after the newest rows.
+	var (
+		sql  string
+		args []any
+		desc bool
+	)
+	switch {
+	case !q.Start.IsZero() && !q.End.IsZero():
+		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time LIMIT $4`
+		args = []any{datapoint, q.Start, q.End, limit}
+	case !q.Start.IsZero():
+		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 ORDER BY time LIMIT $3`
+		args = []any{datapoint, q.Start, limit}
+	case !q.End.IsZero():
+		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time < $2 ORDER BY time DESC LIMIT $3`
+		args, desc = []any{datapoint, q.End, limit}, true
+	default:
+		sql = `SELECT time, value FROM observations WHERE datapoint = $1 ORDER BY time DESC LIMIT $2`
+		args, desc = []any{datapoint, limit}, true
+	}
+	capHint := limit
+	if capHint > 4096 {
+		capHint = 4096 // a guess; a range read may hold far fewer rows
+	}
+	pts, err := s.collectPoints(ctx, capHint, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read observations: %w", err)
+	}
+	if len(pts) > MaxReadPoints {
+		return nil, fault.Invalidf("more than %d observations match; narrow the range, set max or use samplerate", MaxReadPoints)
+	}
+	if desc {
+		slices.Reverse(pts)
+	}
+	return pts, nil
+}
+
+// collectPoints runs a query answering (time, value) rows.
+func (s *Store) collectPoints(ctx context.Context, capHint int, sql string, args ...any) ([]Point, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	pts := make([]Point, 0, capHint)
+	var p Point
+	for rows.Next() {
+		if err := rows.Scan(&p.Time, &p.Value); err != nil {
+			return nil, err
+		}
+		pts = append(pts, p)
+	}
+	return pts, rows.Err()
+}
+
+// Aggregation is how ReadSampled sums up the observations of one interval.
+type Aggregation string
+
+// The aggregations; the strings are the API's names (query aggregation and
+// the key of each value in the answer).
+const (
+	Mean   Aggregation = "mean"
+	Min    Aggregation = "min"
+	Max    Aggregation = "max"
+	Median Aggregation = "median"
+	Count  Aggregation = "count"
+)
+
+// Aggregations lists every aggregation, the default first.
+var Aggregations = []Aggregation{Mean, Min, Max, Median, Count}
+
+// aggregateSQL is the SQL of each aggregation. Only these constants ever
+// reach the statement text.
+var aggregateSQL = map[Aggregation]string{
+	Mean:   "avg(value)",
+	Min:    "min(value)",
+	Max:    "max(value)",
+	Median: "percentile_cont(0.5) WITHIN GROUP (ORDER BY value)",
+	Count:  "count(*)::double precision",
+}
+
+// SampleOrigin is where sampling intervals are counted from: with it,
+// hourly intervals start on the full hour and daily ones at midnight UTC.
+var SampleOrigin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ReadSampled divides [start, end) into intervals of length every, counted
+// from SampleOrigin, and answers one aggregate per interval that holds
+// observations, in ascending order, with the interval's left boundary as
+// time. An observation exactly on a boundary belongs to the interval that
+// starts there. Intervals without observations are left out.
+func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end time.Time, every time.Duration, agg Aggregation) ([]Point, error) {
+	expr, ok := aggregateSQL[agg]
+	if !ok {
+		return nil, fault.Invalidf("unknown aggregation %q", agg)
+	}
+	if every < time.Microsecond {
+		return nil, fault.Invalidf("sampling interval must be at least 1µs")
+	}
+	if !end.After(start) {
+		return nil, nil
+	}
+	if n := SampleBins(start, end, every); n > MaxReadPoints {
+		return nil, fault.Invalidf("%d sampling intervals are too many; at most %d", n, MaxReadPoints)
+	}
+	// date_bin is exact arithmetic on microseconds since the origin, free of
+	// time zones and daylight saving. The intervals come out in index order
+	// but the planner does not know date_bin is monotonic, so the ORDER BY
+	// stays; it sorts the aggregates, not the observations.
+	sql := `SELECT date_bin($2::interval, time, '2000-01-01 00:00:00+00'::timestamptz) AS bin, ` + expr + `
+		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
+		GROUP BY bin ORDER BY bin`
+	capHint := SampleBins(start, end, every)
+	if capHint > 4096 {
+		capHint = 4096
+	}
+	pts, err := s.collectPoints(ctx, int(capHint), sql, datapoint, every, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("read sampled observations: %w", err)
+	}
+	return pts, nil
+}
+
+// SampleBins is how many intervals of length every, counted from
+// SampleOrigin, [start, end) touches.
+func SampleBins(start, end time.Time, every time.Duration) int64 {
+	step := every.Microseconds()
+	if !end.After(start) || step <= 0 {
+		return 0
+	}
+	first, last := binMicros(start, step), binMicros(end.Add(-time.Microsecond), step)
+	return (last-first)/step + 1
+}
+
+// binMicros is date_bin in Go: the left boundary of t's interval, in
+// microseconds since the Unix epoch (the resolution PostgreSQL keeps; the
+// years 1900..9999 the API allows fit easily).
+func binMicros(t time.Time, step int64) int64 {
+	us := t.UnixMicro()
+	off := (us - SampleOrigin.UnixMicro()) % step
+	if off < 0 {
+		off += step
+	}
+	return us - off
+}
+
+// CountObservations counts the observations of a datapoint in
+// [start, end), stopping at upTo (upTo ≤ 0: no stop). Auto sampling only
+// needs to know whether there are at least N, which stays cheap on a
+// range of millions.
+func (s *Store) CountObservations(ctx context.Context, datapoint int64, start, end time.Time, upTo int64) (int64, error) {
+	var limit *int64 // NULL: LIMIT ALL
+	if upTo > 0 {
+		limit = &upTo
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FROM (SELECT 1 FROM observations
+		                      WHERE datapoint = $1 AND time >= $2 AND time < $3 LIMIT $4) o`,
+		datapoint, start, end, limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count observations: %w", err)
+	}
+	return n, nil
+}
+
+// ObservationSpan returns the times of the first and the last observation
+// of a datapoint in [start, end); a zero start or end leaves that side
+// open. ok is false when there is none.
+func (s *Store) ObservationSpan(ctx context.Context, datapoint int64, start, end time.Time) (first, last time.Time, ok bool, err error) {
+	var lo, hi any = "-infinity", "infinity"
+	if !start.IsZero() {
+		lo = start
+	}
+	if !end.IsZero() {
+		hi = end
+	}
+	// Two index probes, one from each end of the range.
+	var f, l *time.Time
+	err = s.pool.QueryRow(ctx, `
+		SELECT (SELECT time FROM observations WHERE datapoint = $1 AND time >= $2::timestamptz AND time < $3::timestamptz
+		        ORDER BY time LIMIT 1),
+		       (SELECT time FROM observations WHERE datapoint = $1 AND time >= $2::timestamptz AND time < $3::timestamptz
+		        ORDER BY time DESC LIMIT 1)`, datapoint, lo, hi).Scan(&f, &l)
+	if err != nil {
+		return time.Time{}, time.Time{}, false, fmt.Errorf("observation span: %w", err)
+	}
+	if f == nil || l == nil {
+		return time.Time{}, time.Time{}, false, nil
+	}
+	return *f, *l, true, nil
+}
+
+// CurrencyRates returns the exchange-rate table: currency code to the
+// value of one unit of it in the base currency (see migration 00003).
+func (s *Store) CurrencyRates(ctx context.Context) (map[string]float64, error) {
+	return currencyRates(ctx, s.pool)
+}
+
+// rowsQuerier is what both the pool and a transaction offer for reads.
+type rowsQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func currencyRates(ctx context.Context, q rowsQuerier) (map[string]float64, error) {
+	rows, err := q.Query(ctx, `SELECT code, rate FROM currency_rates`)
+	if err != nil {
+		return nil, fmt.Errorf("read currency rates: %w", err)
+	}
+	out := map[string]float64{}
+	var code string
+	var rate float64
+	_, err = pgx.ForEachRow(rows, []any{&code, &rate}, func() error {
+		out[code] = rate
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read currency rates: %w", err)
+	}
+	return out, nil
+}
+
+// SetCurrencyRates sets the rates of the given currency codes (others stay
+// as they are) and returns the whole table, in one transaction. Codes are
+// three capital letters and rates finite and positive, or fault.Invalid.
+func (s *Store) SetCurrencyRates(ctx context.Context, rates map[string]float64) (map[string]float64, error) {
+	codes := make([]string, 0, len(rates))
+	values := make([]float64, 0, len(rates))
+	for c, v := range rates {
+		codes, values = append(codes, c), append(values, v)
+	}
+	var out map[string]float64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO currency_rates (code, rate) SELECT * FROM unnest($1::text[], $2::float8[])
+			ON CONFLICT (code) DO UPDATE SET rate = EXCLUDED.rate`, codes, values)
+		if err != nil {
+			return err
+		}
+		out, err = currencyRates(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, translate(err, "currency rate")
+	}
+	return out, nil
+}
