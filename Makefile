@@ -9,6 +9,7 @@
 #   make bench-go    Go benchmarks of the hot paths
 #   make bench-export  GET /v2/datapoint/timeseries over 20M rows (goals: p50 <= 2 ms newest 1000, <= 5 ms 30-day hourly)
 #   make bench-csv   CSV import of 1M lines, streamed (goal: >= 300,000 lines/s)
+#   make bench-ingest  2M observations through Kafka vs raw COPY (goals: >= 200,000 obs/s, ratio >= 0.8)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -25,7 +26,7 @@ export DEBIAN_FRONTEND := noninteractive
 GO ?= go
 UI_DIST := http/ui/dist
 
-.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv
+.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv bench-ingest
 
 all: build
 
@@ -87,6 +88,12 @@ bench-export: build
 # (bench/csv.go); the last line is one JSON object with lines_per_s.
 bench-csv: build
 	./bin/bdp-bench csv -bdp bin/bdp
+
+# 4 simulated gateways produce 2M observations of 10,000 datapoints through a
+# real Kafka broker (started and stopped by scripts/kafka.sh) into bdp serve;
+# then the same rows go through a raw pgx CopyFrom (bench/ingest.go).
+bench-ingest: deps-test build
+	bash scripts/kafka.sh run ./bin/bdp-bench ingest -bdp bin/bdp
 
 clean:
 	rm -rf bin

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/units"
 )
 
 // v2Routes declares every /v2 endpoint, once. Order does not matter for
@@ -71,6 +72,15 @@ func v2Routes(s *Server) []*route {
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
 			Body: uploadBody{}, Resp: envelopeOf[struct{}]{}, Handle: s.uploadTimeseries},
+		{Method: "POST", Path: "/v2/project/{project_id}/importTimeseries", Tag: project, Op: "create",
+			Summary: "Import observations from a CSV file (form field import_file), streamed; on_error abort stores nothing when a line fails",
+			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
+		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project, Summary: "Read observations of a datapoint: window, limit, down-sampling, unit and currency conversion",
+			Query: timeseriesParams, Resp: timeseriesAnswer{}, Handle: s.readTimeseries},
+		{Method: "GET", Path: "/v2/labels/systems", Tag: user, Summary: "Units systems and currency systems for units_system and currency_system",
+			Resp: units.SystemsList{}, Handle: s.labelSystems},
+		{Method: "GET", Path: "/v2/labels/definitions", Tag: user, Summary: "Label tree: the leaves below units are the usable unit names",
+			Resp: labelTree{}, Handle: s.labelDefinitions},
 
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
