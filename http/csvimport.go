@@ -17,7 +17,6 @@ import (
 
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/rbac"
 )
 
 // POST /v2/project/{project_id}/importTimeseries (api.md 4.7, CSV rules).
@@ -471,8 +470,8 @@ func (imp *csvImport) log(msg string) {
 }
 
 // writeAccess caches, per import, whether the caller may write each
-// datapoint (TagAuths with write, api.md 5.5), as requireDatapointAccess
-// decides it, one query per chunk of new names.
+// datapoint (TagAuths with write, api.md 5.5), judged by datapointAccess
+// with one query per chunk of new names.
 type writeAccess struct {
 	s       *Server
 	cl      *call
@@ -480,20 +479,12 @@ type writeAccess struct {
 }
 
 func (a *writeAccess) check(ctx context.Context, names []string) error {
-	stored, err := a.s.store.ProjectDatapoints(ctx, a.cl.ProjectID, names)
+	access, err := a.s.datapointAccess(ctx, a.cl, names)
 	if err != nil {
 		return fmt.Errorf("datapoint tags for the import: %w", err)
 	}
-	tags := make(map[string]rbac.Datapoint, len(stored))
-	for _, d := range stored {
-		tags[d.ID] = rbac.Datapoint{ID: d.ID, Tags: d.Tags}
-	}
 	for _, n := range names {
-		dp, known := tags[n]
-		if !known {
-			dp = rbac.Datapoint{ID: n} // created by this import: a name, no tags yet
-		}
-		a.allowed[n] = a.cl.Perms.DatapointAccess(a.cl.ProjectID, dp).Write
+		a.allowed[n] = access[n].Write
 	}
 	return nil
 }

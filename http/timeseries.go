@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/rbac"
+	"github.com/openbdp/bdp/store"
 )
 
 // uploadBody is POST /v2/project/{project_id}/timeseries: dataPointID to
@@ -97,28 +99,39 @@ func (s *Server) requireDatapointAccess(c *fiber.Ctx, cl *call, names []string, 
 	if cl.Perms.HasCompanyRole() {
 		return nil
 	}
-	stored, err := s.store.ProjectDatapoints(c.UserContext(), cl.ProjectID, names)
+	access, err := s.datapointAccess(c.UserContext(), cl, names)
 	if err != nil {
 		return err
 	}
-	tags := make(map[string]rbac.Datapoint, len(stored))
-	for _, d := range stored {
-		tags[d.ID] = rbac.Datapoint{ID: d.ID, Tags: d.Tags}
-	}
 	for _, n := range names {
-		dp, known := tags[n]
-		if !known {
-			dp = rbac.Datapoint{ID: n} // created by this upload: a name, no tags yet
-		}
-		a := cl.Perms.DatapointAccess(cl.ProjectID, dp)
-		if write && !a.Write {
+		if write && !access[n].Write {
 			return fault.Forbiddenf("no write access to datapoint %q", n)
 		}
-		if !write && !a.Read {
+		if !write && !access[n].Read {
 			return fault.Forbiddenf("no read access to datapoint %q", n)
 		}
 	}
 	return nil
+}
+
+// datapointAccess judges the caller's access to each named datapoint of
+// the call's project, with one query for the tags TagAuths may look at.
+// A name not stored yet is judged by its name alone: the write that
+// creates it has no tags.
+func (s *Server) datapointAccess(ctx context.Context, cl *call, names []string) (map[string]rbac.Access, error) {
+	stored, err := s.store.ProjectDatapoints(ctx, cl.ProjectID, names)
+	if err != nil {
+		return nil, err
+	}
+	tags := make(map[string][]store.DatapointTag, len(stored))
+	for _, d := range stored {
+		tags[d.ID] = d.Tags
+	}
+	out := make(map[string]rbac.Access, len(names))
+	for _, n := range names {
+		out[n] = cl.Perms.DatapointAccess(cl.ProjectID, rbac.Datapoint{ID: n, Tags: tags[n]})
+	}
+	return out, nil
 }
 
 func (s *Server) datapointKeys(c *fiber.Ctx, cl *call) (any, error) {
