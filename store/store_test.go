@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -202,5 +203,40 @@ func TestDeleteProjectRemovesEverything(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d rows of the deleted project remain", n)
+	}
+}
+
+// Partitions of the coming weeks exist before data arrives; an old week
+// gets its partition when its data comes.
+func TestPartitionsAheadAndOnDemand(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	now := time.Date(2026, 11, 18, 15, 0, 0, 0, time.UTC) // a Wednesday
+	if err := s.EnsureUpcomingPartitions(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	partitions := func() []string {
+		rows, err := s.pool.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+			WHERE i.inhparent = 'observations'::regclass ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	got := partitions()
+	want := []string{"observations_w20261109", "observations_w20261116", "observations_w20261123",
+		"observations_w20261130", "observations_w20261207", "observations_w20261214"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("partitions ahead: %v, want %v", got, want)
+	}
+	if err := s.WriteObservations(ctx, []Row{{Datapoint: 1, Time: time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC), Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := partitions(); !slices.Contains(got, "observations_w19991227") {
+		t.Fatalf("no partition made on demand for old data: %v", got)
 	}
 }
