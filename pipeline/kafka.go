@@ -53,7 +53,10 @@ type KafkaConfig struct {
 	// A batch is stored (one Sink.Write), dead-lettered and committed
 	// once it holds BatchSize messages or BatchSize observations (a
 	// message is never split), or BatchWait after its first message.
-	BatchSize int           // default 10,000
+	// Large batches matter: one Write is one transaction, and at 10,000
+	// the fixed cost per batch held ingestion to 0.77 of a raw COPY; at
+	// 50,000 it reaches 0.83-0.98 (bdp-bench ingest).
+	BatchSize int           // default 50,000
 	BatchWait time.Duration // default 20 ms
 
 	// Fetching: each fetch waits up to MaxWait for MinBytes and returns at
@@ -62,7 +65,7 @@ type KafkaConfig struct {
 	MinBytes      int           // default 1
 	MaxBytes      int           // default 10 MiB
 	MaxWait       time.Duration // default 50 ms
-	QueueCapacity int           // default 2 × BatchSize
+	QueueCapacity int           // default 5,000 messages (bounds memory: a gateway message may hold hundreds of observations)
 
 	// A failed step (resolving projects, Sink.Write, the DLQ write, the
 	// commit) is retried with a backoff doubling from RetryMin to RetryMax
@@ -96,7 +99,7 @@ func (c *KafkaConfig) fill() error {
 		c.ClientID = "bdp"
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = 10_000
+		c.BatchSize = 50_000
 	}
 	if c.BatchWait == 0 {
 		c.BatchWait = 20 * time.Millisecond
@@ -111,7 +114,7 @@ func (c *KafkaConfig) fill() error {
 		c.MaxWait = 50 * time.Millisecond
 	}
 	if c.QueueCapacity == 0 {
-		c.QueueCapacity = 2 * c.BatchSize
+		c.QueueCapacity = 5_000
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = 100 * time.Millisecond

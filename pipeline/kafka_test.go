@@ -127,8 +127,8 @@ func TestKafkaConfig(t *testing.T) {
 	}
 	c := k.Config()
 	if c.Topic != "bdp.observations" || c.DLQTopic != "bdp.observations.dlq" || c.GroupID != "bdp" ||
-		c.BatchSize != 10_000 || c.BatchWait != 20*time.Millisecond || c.MaxBytes != 10<<20 ||
-		c.MaxWait != 50*time.Millisecond || c.QueueCapacity != 20_000 {
+		c.BatchSize != 50_000 || c.BatchWait != 20*time.Millisecond || c.MaxBytes != 10<<20 ||
+		c.MaxWait != 50*time.Millisecond || c.QueueCapacity != 5_000 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
