@@ -208,16 +208,57 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 	sql := `SELECT date_bin($2::interval, time, '2000-01-01 00:00:00+00'::timestamptz) AS bin, ` + expr + `
 		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
 		GROUP BY bin`
-	capHint := SampleBins(start, end, every)
-	if capHint > 4096 {
-		capHint = 4096
+	capHint := int(min(SampleBins(start, end, every), 4096))
+	read := func(from, to time.Time) ([]Point, error) {
+		return s.collectPoints(ctx, capHint, sql, datapoint, every, from, to)
 	}
-	pts, err := s.collectPoints(ctx, int(capHint), sql, datapoint, every, start, end)
+	var pts []Point
+	var err error
+	if mid, ok := splitPoint(start, end, every); ok {
+		pts, err = readHalves(mid, start, end, read)
+	} else {
+		pts, err = read(start, end)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read sampled observations: %w", err)
 	}
 	slices.SortFunc(pts, func(a, b Point) int { return a.Time.Compare(b.Time) })
 	return pts, nil
+}
+
+// parallelSpan is the range from which a sampled read is split in two
+// halves read at once on two connections: a month of minute data is
+// tens of thousands of rows, and one backend aggregates them on one core.
+const parallelSpan = 7 * 24 * time.Hour
+
+// splitPoint is an interval boundary near the middle of [start, end):
+// splitting there keeps every interval whole in one half, so each
+// aggregate (the median too) is computed over all its observations.
+func splitPoint(start, end time.Time, every time.Duration) (time.Time, bool) {
+	if end.Sub(start) < parallelSpan {
+		return time.Time{}, false
+	}
+	mid := time.UnixMicro(binMicros(start.Add(end.Sub(start)/2), every.Microseconds())).UTC()
+	return mid, mid.After(start) && mid.Before(end)
+}
+
+func readHalves(mid, start, end time.Time, read func(from, to time.Time) ([]Point, error)) ([]Point, error) {
+	var late []Point
+	var lateErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		late, lateErr = read(mid, end)
+	}()
+	early, err := read(start, mid)
+	<-done
+	if err != nil {
+		return nil, err
+	}
+	if lateErr != nil {
+		return nil, lateErr
+	}
+	return append(early, late...), nil
 }
 
 // SampleBins is how many intervals of length every, counted from

@@ -358,3 +358,43 @@ func TestCurrencyRates(t *testing.T) {
 		t.Fatalf("a refused change changed the table: %v", r)
 	}
 }
+
+// A long sampled read is split in two halves read at once; the split is on
+// an interval boundary, so every aggregate equals the one a single query
+// computes over the whole range.
+func TestSplitSampledReadEqualsOneQuery(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	start := time.Date(2025, 3, 3, 0, 7, 0, 0, time.UTC)
+	rows := make([]Row, 0, 12*24*60)
+	for i := 0; i < 12*24*60; i++ {
+		rows = append(rows, Row{Datapoint: 42, Time: start.Add(time.Duration(i) * time.Minute), Value: float64((i * 37) % 101)})
+	}
+	if err := s.WriteObservations(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	from, to := start.Add(13*time.Minute), start.Add(11*24*time.Hour+5*time.Minute)
+	if _, ok := splitPoint(from, to, 7*time.Hour); !ok {
+		t.Fatal("the range must be long enough to be split")
+	}
+	for _, agg := range []Aggregation{Mean, Median, Min, Max, Count} {
+		got, err := s.ReadSampled(ctx, 42, from, to, 7*time.Hour, agg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := `SELECT date_bin('7 hours'::interval, time, '2000-01-01 00:00:00+00'::timestamptz) AS bin, ` + aggregateSQL[agg] + `
+			FROM observations WHERE datapoint = 42 AND time >= $1 AND time < $2 GROUP BY bin ORDER BY bin`
+		want, err := s.collectPoints(ctx, 64, q, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d intervals, one query gives %d", agg, len(got), len(want))
+		}
+		for i := range want {
+			if !got[i].Time.Equal(want[i].Time) || got[i].Value != want[i].Value {
+				t.Fatalf("%s: interval %d is %v=%v, one query gives %v=%v", agg, i, got[i].Time, got[i].Value, want[i].Time, want[i].Value)
+			}
+		}
+	}
+}
