@@ -1,0 +1,168 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/pipeline"
+)
+
+// vdpActor is one running virtual datapoint. Its state (the calculator
+// with its windows) is rebuilt from stored history on every start and
+// restart.
+type vdpActor struct {
+	engine  *Engine
+	def     Definition
+	started chan error // first start only; nil afterwards
+
+	calc     Calculator
+	pins     map[string][]string  // source dataPointID -> its pins
+	loadedTo map[string]time.Time // per pin: history read up to here
+	unsub    []func()
+	timer    *time.Timer
+}
+
+// delivery carries stored observations of one source datapoint.
+type delivery struct {
+	dataPointID string
+	obs         []pipeline.Observation
+}
+
+// tick is a timed-trigger boundary.
+type tick struct{ at time.Time }
+
+func (a *vdpActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		err := a.start(ctx)
+		if a.started != nil {
+			a.started <- err
+			a.started = nil
+		}
+		if err != nil {
+			panic(fmt.Sprintf("start virtual datapoint %s: %v", a.def.DataPointID, err))
+		}
+	case *actor.Restarting, *actor.Stopping:
+		a.release()
+	case *delivery:
+		a.deliver(m)
+	case *tick:
+		a.write(a.calc.Tick(m.at))
+		a.schedule(ctx)
+	}
+}
+
+// start builds a fresh calculator, subscribes to the sources, and feeds
+// the stored history before anything delivered live.
+func (a *vdpActor) start(ctx actor.Context) error {
+	calc, err := a.def.NewCalculator()
+	if err != nil {
+		return err
+	}
+	a.calc, a.pins, a.loadedTo = calc, map[string][]string{}, map[string]time.Time{}
+	sources := calc.Sources()
+	// Subscribe first: what is stored while history loads waits in the
+	// mailbox; loadedTo then skips what the history already had.
+	seen := map[string]bool{}
+	for _, s := range sources {
+		a.pins[s.DataPointID] = append(a.pins[s.DataPointID], s.Pin)
+		if !seen[s.DataPointID] {
+			seen[s.DataPointID] = true
+			sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self(), dataPointID: s.DataPointID}
+			a.unsub = append(a.unsub, a.engine.cfg.Router.Subscribe(a.def.ProjectID, s.DataPointID, sub))
+		}
+	}
+	now := a.engine.cfg.Now()
+	hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range sources {
+		var since time.Time
+		if s.Since != nil {
+			since = s.Since(now)
+		}
+		pts, err := a.engine.cfg.History.Recent(hctx, a.def.ProjectID, s.DataPointID, s.Count, since, now)
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", s.DataPointID, err)
+		}
+		for _, p := range pts {
+			// History only fills windows: outputs for it were written when
+			// it arrived live.
+			_ = calc.Observe(s.Pin, p)
+		}
+		if len(pts) > 0 {
+			a.loadedTo[s.Pin] = pts[len(pts)-1].Time
+		}
+	}
+	a.schedule(ctx)
+	return nil
+}
+
+func (a *vdpActor) deliver(m *delivery) {
+	for _, pin := range a.pins[m.dataPointID] {
+		for _, o := range m.obs {
+			if !o.Time.After(a.loadedTo[pin]) {
+				continue // already in the history read at start
+			}
+			a.write(a.calc.Observe(pin, Point{Time: o.Time, Value: o.Value}))
+		}
+	}
+}
+
+// write stores outputs through the pipeline, like any observation, so they
+// are routed on to subscribers (another virtual datapoint, later MQTT).
+func (a *vdpActor) write(out []Point) {
+	if len(out) == 0 {
+		return
+	}
+	obs := make([]pipeline.Observation, len(out))
+	for i, p := range out {
+		obs[i] = pipeline.Observation{ProjectID: a.def.ProjectID, DataPointID: a.def.DataPointID, Time: p.Time, Value: p.Value}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.engine.cfg.Sink.Write(ctx, SourceVDP, obs); err != nil {
+		a.engine.cfg.Log.Error("write virtual datapoint output", slog.Int64("project_id", a.def.ProjectID),
+			slog.String("dataPointID", a.def.DataPointID), slog.Any("error", err))
+	}
+}
+
+// schedule arms the timer of the next timed-trigger boundary.
+func (a *vdpActor) schedule(ctx actor.Context) {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	now := a.engine.cfg.Now()
+	next, ok := a.calc.NextTick(now)
+	if !ok {
+		return
+	}
+	root, self := a.engine.system.Root, ctx.Self()
+	a.timer = time.AfterFunc(next.Sub(now), func() { root.Send(self, &tick{at: next}) })
+}
+
+func (a *vdpActor) release() {
+	for _, u := range a.unsub {
+		u()
+	}
+	a.unsub = nil
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+}
+
+// mailboxSubscriber hands router deliveries to the actor's mailbox; Send
+// never blocks, so the pipeline is never held up by a busy actor.
+type mailboxSubscriber struct {
+	root        *actor.RootContext
+	pid         *actor.PID
+	dataPointID string
+}
+
+func (m *mailboxSubscriber) Deliver(obs []pipeline.Observation) {
+	m.root.Send(m.pid, &delivery{dataPointID: m.dataPointID, obs: obs})
+}

@@ -1,0 +1,186 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/pipeline"
+)
+
+// History reads stored observations to rebuild windows.
+type History interface {
+	// Recent returns the stored observations of a datapoint in ascending
+	// time: the newest count before end (count > 0), or all in
+	// [since, end). An unknown datapoint has none.
+	Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error)
+}
+
+// Config is what the engine needs from the platform.
+type Config struct {
+	Sink    pipeline.Sink    // where outputs go
+	Router  *pipeline.Router // where sources come from
+	History History
+	Log     *slog.Logger
+	// OnUnhealthy is told about a virtual datapoint whose actor failed
+	// more than MaxRestarts times within RestartWindow; the actor is
+	// stopped. Called from the supervisor: it must not block for long.
+	OnUnhealthy func(k Key, reason string)
+	Now         func() time.Time // injected clock; time.Now by default
+}
+
+// The health rule of the issue: more than 5 restarts within a minute
+// moves a virtual datapoint to Health check failed.
+const (
+	MaxRestarts   = 5
+	RestartWindow = time.Minute
+)
+
+// Engine runs the actors. Safe for concurrent use.
+type Engine struct {
+	cfg        Config
+	system     *actor.ActorSystem
+	supervisor *actor.PID
+
+	mu      sync.Mutex
+	running map[Key]*actor.PID
+	keys    map[string]Key // PID id -> key, for the supervisor's reports
+}
+
+// New starts the actor system and the supervisor.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Sink == nil || cfg.Router == nil || cfg.History == nil || cfg.Log == nil {
+		return nil, errors.New("actors: Sink, Router, History and Log are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.OnUnhealthy == nil {
+		cfg.OnUnhealthy = func(Key, string) {}
+	}
+	// The library logs through our logger, quietened to warnings: its info
+	// lines (system started, dead letters on stop) are noise to operators.
+	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, keys: map[string]Key{}}
+	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{engine: e} },
+		actor.WithSupervisor(&healthStrategy{engine: e}))
+	e.supervisor = e.system.Root.Spawn(props)
+	return e, nil
+}
+
+// Start spawns the actor of a virtual datapoint and returns once it runs
+// (history loaded, subscribed). Starting a running one is an error.
+func (e *Engine) Start(ctx context.Context, def Definition) error {
+	if def.NewCalculator == nil {
+		return errors.New("actors: Definition.NewCalculator is required")
+	}
+	// Building one calculator up front turns a bad definition into an
+	// error here instead of a crash loop in the actor.
+	if _, err := def.NewCalculator(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if _, ok := e.running[def.key()]; ok {
+		e.mu.Unlock()
+		return fmt.Errorf("actors: %d/%s is already running", def.ProjectID, def.DataPointID)
+	}
+	e.mu.Unlock()
+	started := make(chan error, 1)
+	reply := make(chan *actor.PID, 1)
+	e.system.Root.Send(e.supervisor, &spawnRequest{def: def, started: started, reply: reply})
+	var pid *actor.PID
+	select {
+	case pid = <-reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.mu.Lock()
+	e.running[def.key()] = pid
+	e.keys[pid.Id] = def.key()
+	e.mu.Unlock()
+	select {
+	case err := <-started:
+		if err != nil {
+			e.forget(def.key())
+			e.system.Root.Stop(pid)
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stop stops the actor of a virtual datapoint and waits for it.
+func (e *Engine) Stop(ctx context.Context, k Key) error {
+	e.mu.Lock()
+	pid, ok := e.running[k]
+	e.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	e.forget(k)
+	// StopFuture waits for the actor's Stopped, at most 10 s.
+	done := make(chan error, 1)
+	go func() { done <- e.system.Root.StopFuture(pid).Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Running tells whether a virtual datapoint's actor runs.
+func (e *Engine) Running(k Key) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.running[k]
+	return ok
+}
+
+// Shutdown stops every actor, then the supervisor.
+func (e *Engine) Shutdown(ctx context.Context) {
+	e.mu.Lock()
+	keys := make([]Key, 0, len(e.running))
+	for k := range e.running {
+		keys = append(keys, k)
+	}
+	e.mu.Unlock()
+	for _, k := range keys {
+		if err := e.Stop(ctx, k); err != nil {
+			e.cfg.Log.Warn("stop virtual datapoint", slog.Int64("project_id", k.ProjectID),
+				slog.String("dataPointID", k.DataPointID), slog.Any("error", err))
+		}
+	}
+	_ = e.system.Root.StopFuture(e.supervisor).Wait()
+}
+
+func (e *Engine) forget(k Key) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if pid, ok := e.running[k]; ok {
+		delete(e.keys, pid.Id)
+		delete(e.running, k)
+	}
+}
+
+// keyOf finds the virtual datapoint of an actor.
+func (e *Engine) keyOf(pid *actor.PID) (Key, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k, ok := e.keys[pid.Id]
+	return k, ok
+}
+
+// warnOnly passes on warnings and errors only.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
