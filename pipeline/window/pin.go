@@ -1,0 +1,87 @@
+package window
+
+import (
+	"fmt"
+	"time"
+)
+
+// Pin is one input of a virtual datapoint: a window over a source
+// datapoint, the aggregate it reduces to, and the trigger that says when the
+// aggregate is emitted. It keeps its latest emitted value, which every
+// calculation uses until the pin emits again. Not safe for concurrent use.
+type Pin struct {
+	w       win // by value: a pin and its window are one allocation
+	agg     Aggregate
+	trig    Trigger
+	value   float64
+	emitted bool
+	scratch []float64 // median over more than 64 observations only
+}
+
+// NewPin builds a pin. Pass values from ParseRange, ParseAggregate and
+// ParseTrigger; hand-made ones are validated again.
+func NewPin(r Range, a Aggregate, t Trigger) (*Pin, error) {
+	w, err := newWin(r)
+	if err != nil {
+		return nil, err
+	}
+	if !a.valid() {
+		return nil, fieldErr("aggregate", "%q is not an aggregate", string(a))
+	}
+	if _, err := ParseTrigger(string(t)); err != nil || t == "" {
+		return nil, fieldErr("trigger", "%q is not a trigger", string(t))
+	}
+	return &Pin{w: w, agg: a, trig: t}, nil
+}
+
+// Trigger is the pin's trigger.
+func (p *Pin) Trigger() Trigger { return p.trig }
+
+// Window is the pin's window, for inspection; adding to it directly
+// bypasses the trigger.
+func (p *Pin) Window() Window { return &p.w }
+
+// Observe adds an observation of the pin's source to its window. For an
+// every_value pin each kept observation fires: the pin emits its aggregate
+// over the window's current contents and Observe reports true. A late
+// observation inside the span fires too, and is evaluated over the current
+// contents (which may hold newer observations) rather than as of its own
+// time: the pin's emitted value must be its newest state, because every
+// later calculation reuses it. A dropped observation (see Window.Add) never
+// fires. Timed pins only collect here; they emit in Fire.
+func (p *Pin) Observe(o Observation) (fired bool) {
+	if !p.w.Add(o) || p.trig != EveryValue {
+		return false
+	}
+	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, &p.scratch))
+}
+
+// Fire evaluates a timed pin at boundary at: the aggregate over the window
+// as of at (Window.ObservationsAt), with timeweighted_mean weighing the
+// newest value up to at (up to the end point for a cron period that ended
+// before at). It reports whether the pin emitted: false when at
+// is not one of the pin's boundaries (Trigger.Due), for an every_value pin,
+// and when the window as of at is empty (the pin keeps its previous
+// emitted value; integral still emits 0, api.md 8).
+func (p *Pin) Fire(at time.Time) (fired bool) {
+	if !p.trig.Due(at) {
+		return false
+	}
+	at = at.UTC()
+	return p.emit(p.agg.apply(p.w.ObservationsAt(at), p.w.evalTime(at), &p.scratch))
+}
+
+func (p *Pin) emit(v float64, ok bool) bool {
+	if ok {
+		p.value, p.emitted = v, true
+	}
+	return ok
+}
+
+// Emitted is the pin's latest emitted value; ok is false until it has
+// emitted once.
+func (p *Pin) Emitted() (value float64, ok bool) { return p.value, p.emitted }
+
+func (p *Pin) String() string {
+	return fmt.Sprintf("pin(%s, %s, %d obs)", p.agg, p.trig, p.w.len())
+}
