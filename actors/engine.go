@@ -21,8 +21,8 @@ type History interface {
 	Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error)
 }
 
-// Config is what the engine needs from the platform.
-type Config struct {
+// EngineConfig is what the engine needs from the platform.
+type EngineConfig struct {
 	Sink    pipeline.Sink    // where outputs go
 	Router  *pipeline.Router // where sources come from
 	History History
@@ -43,7 +43,7 @@ const (
 
 // Engine runs the actors. Safe for concurrent use.
 type Engine struct {
-	cfg        Config
+	cfg        EngineConfig
 	system     *actor.ActorSystem
 	supervisor *actor.PID
 
@@ -53,7 +53,7 @@ type Engine struct {
 }
 
 // New starts the actor system and the supervisor.
-func New(cfg Config) (*Engine, error) {
+func New(cfg EngineConfig) (*Engine, error) {
 	if cfg.Sink == nil || cfg.Router == nil || cfg.History == nil || cfg.Log == nil {
 		return nil, errors.New("actors: Sink, Router, History and Log are required")
 	}

@@ -80,7 +80,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) engine(onUnhealthy func(Key, string)) *Engine {
-	eng, err := New(Config{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OnUnhealthy: onUnhealthy})
 	if err != nil {
 		e.t.Fatal(err)

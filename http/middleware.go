@@ -101,8 +101,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	if route == "/" && c.Path() != "/" {
 		route = "unmatched" // the catch-all: keep scanners out of the label set
 	}
-	// Label values outlive the request; fiber's c.Method() points into a
-	// buffer that later requests overwrite, so it is copied.
+	// Label values outlive the request: copied, whatever fiber's settings.
 	method := strings.Clone(c.Method())
 	s.metrics.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	s.metrics.latency.WithLabelValues(method, route).Observe(elapsed.Seconds())

@@ -2,6 +2,7 @@ package http
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/openbdp/bdp/actors"
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/units"
@@ -81,6 +82,30 @@ func v2Routes(s *Server) []*route {
 			Resp: units.SystemsList{}, Handle: s.labelSystems},
 		{Method: "GET", Path: "/v2/labels/definitions", Tag: user, Summary: "Label tree: the leaves below units are the usable unit names",
 			Resp: labelTree{}, Handle: s.labelDefinitions},
+
+		// Virtual datapoints (api.md 4.5).
+		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "create",
+			Summary: "Create a virtual datapoint (Created, then Ready to start; it does not start by itself)",
+			Query: []param{{Name: "dataPointID", Type: "string", Doc: "the output dataPointID", Required: true},
+				{Name: "type", Type: "string", Doc: "formula, gradient or absolute_humidity", Required: true},
+				{Name: "description", Type: "string"}},
+			Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP},
+		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint/run", Tag: project,
+			Summary: "Start (run=true) or stop (run=false) a virtual datapoint",
+			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}, {Name: "run", Type: "boolean", Required: true}},
+			Resp:    vdpObject{}, Handle: s.runVDP},
+		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Summary: "A virtual datapoint with its logs",
+			Query: []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.getVDP},
+		{Method: "PUT", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "update",
+			Summary: "Change the description of a virtual datapoint (the status stays)",
+			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}}, Body: vdpUpdate{}, Resp: vdpObject{}, Handle: s.updateVDP},
+		{Method: "DELETE", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "delete",
+			Summary: "Delete a virtual datapoint that is not Starting, Running or Stopping (409 otherwise)",
+			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.deleteVDP},
+		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoints", Tag: project, Summary: "List virtual datapoints",
+			Query: []param{{Name: "search", Type: "string", Doc: "text within dataPointID or description"},
+				{Name: "filter", Type: "string", Doc: "status_code=N"}, {Name: "page", Type: "integer"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
+			Resp: vdpList{}, Handle: s.listVDPs},
 
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},

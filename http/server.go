@@ -50,6 +50,7 @@ type Server struct {
 	log     *slog.Logger
 	store   *store.Store
 	ingest  Ingest
+	engine  Engine
 	app     *fiber.App
 	catalog *rbac.Catalog
 	routes  []*route // the /v2 routes with their persisted ids
@@ -65,6 +66,7 @@ type Server struct {
 type Deps struct {
 	Store    *store.Store
 	Ingest   Ingest // where uploads go: the node's pipeline
+	Engine   Engine // runs virtual datapoints
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -79,8 +81,8 @@ type Ingest interface {
 // routes their ids and extending admin roles) and mounts every route.
 func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	st, log, reg := deps.Store, deps.Log, deps.Registry
-	if st == nil || log == nil || reg == nil || deps.Ingest == nil {
-		return nil, errors.New("http: Store, Ingest, Log and Registry are required")
+	if st == nil || log == nil || reg == nil || deps.Ingest == nil || deps.Engine == nil {
+		return nil, errors.New("http: Store, Ingest, Engine, Log and Registry are required")
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
@@ -102,6 +104,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		log:    log,
 		store:  st,
 		ingest: deps.Ingest,
+		engine: deps.Engine,
 		hasher: auth.NewHasher(cfg.HashParams, 4),
 		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
@@ -128,6 +131,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		ReadTimeout:                  60 * time.Second,
 		IdleTimeout:                  120 * time.Second,
 		AppName:                      "bdp",
+		// fasthttp reuses its buffers for the next request: without this,
+		// a path or query value kept after the answer (an actor's
+		// dataPointID, a metric label) silently changes under its holder.
+		Immutable: true,
 	})
 	s.app.Use(s.requestID, s.closeUnreadBody, s.observe, recover.New(recover.Config{EnableStackTrace: true,
 		StackTraceHandler: s.logPanic}))

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
@@ -81,12 +82,18 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
-	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, pipeline.NewRouter(), reg)
+	router := pipeline.NewRouter()
+	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go batcher.Run()
-	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Log: log, Registry: reg})
+	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
+		OnUnhealthy: actors.MarkUnhealthy(st, log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Log: log, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +108,7 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
+		engine.Shutdown(sctx)
 		batcher.Stop()
 		st.Close()
 	})

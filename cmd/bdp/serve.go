@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/pipeline"
@@ -44,7 +45,7 @@ func runServe(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	ingest, stopIngest, err := startPipeline(ctx, st, reg, log)
+	ingest, router, stopIngest, err := startPipeline(ctx, st, reg, log)
 	if err != nil {
 		return err
 	}
@@ -56,11 +57,20 @@ func runServe(ctx context.Context) error {
 		}
 		defer stopKafka() // deferred after stopIngest, so it runs before it
 	}
+	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st},
+		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log)})
+	if err != nil {
+		return err
+	}
+	defer engine.Shutdown(context.Background()) // first of the deferred: actors stop before the pipeline
+	if err := actors.Resume(ctx, engine, st, log); err != nil {
+		return fmt.Errorf("resume virtual datapoints: %w", err)
+	}
 
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version,
-	}, bdphttp.Deps{Store: st, Ingest: ingest, Log: log, Registry: reg})
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg})
 	if err != nil {
 		return err
 	}
@@ -170,13 +180,14 @@ func writeAddresses(dataDir string, addrs map[string]string) error {
 // partitions of the coming weeks created. The returned func stops both,
 // after every accepted write has been answered; call it after the HTTP
 // server has drained.
-func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, func(), error) {
+func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, *pipeline.Router, func(), error) {
 	if err := st.EnsureUpcomingPartitions(ctx, time.Now()); err != nil {
-		return nil, nil, fmt.Errorf("create observation partitions: %w", err)
+		return nil, nil, nil, fmt.Errorf("create observation partitions: %w", err)
 	}
-	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, pipeline.NewRouter(), reg)
+	router := pipeline.NewRouter()
+	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	go b.Run()
 	maintCtx, stopMaint := context.WithCancel(context.Background())
@@ -196,7 +207,7 @@ func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Register
 			}
 		}
 	}()
-	return b, func() {
+	return b, router, func() {
 		stopMaint()
 		<-maintDone
 		b.Stop()

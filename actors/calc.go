@@ -1,0 +1,180 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/adhocore/gronx"
+
+	"github.com/openbdp/bdp/pipeline/formula"
+	"github.com/openbdp/bdp/pipeline/window"
+)
+
+// BuildDefinition turns a stored configuration into what the engine runs.
+func BuildDefinition(projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
+	var cfg Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return Definition{}, fmt.Errorf("stored config of %s: %w", dataPointID, err)
+	}
+	return Definition{ProjectID: projectID, DataPointID: dataPointID,
+		NewCalculator: func() (Calculator, error) { return newCalculator(dataPointID, typ, cfg) }}, nil
+}
+
+// calculator is a Calculator over window.Calc: the pins decide when to
+// calculate, compute decides what.
+type calculator struct {
+	calc    *window.Calc
+	sources []Source
+	timed   []window.Trigger
+	compute func(at time.Time) (float64, bool)
+}
+
+func newCalculator(dataPointID, typ string, cfg Config) (*calculator, error) {
+	c := &calculator{}
+	pins := map[string]*window.Pin{}
+	for name, pc := range cfg.Pins {
+		r, err := pinRange(pc)
+		if err != nil {
+			return nil, err
+		}
+		agg, err := window.ParseAggregate(pc.Aggregate)
+		if err != nil {
+			return nil, err
+		}
+		trig, err := window.ParseTrigger(pc.Trigger)
+		if err != nil {
+			return nil, err
+		}
+		if pins[name], err = window.NewPin(r, agg, trig); err != nil {
+			return nil, err
+		}
+		if trig.Timed() {
+			c.timed = append(c.timed, trig)
+		}
+		c.sources = append(c.sources, historyOf(name, pc.DataPointID, r))
+	}
+	var err error
+	if c.calc, err = window.NewCalc(pins); err != nil {
+		return nil, err
+	}
+	if c.compute, err = computeFor(dataPointID, typ, cfg, c.calc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// historyOf says how much stored history refills a pin's window.
+func historyOf(pin, source string, r window.Range) Source {
+	s := Source{Pin: pin, DataPointID: source}
+	switch {
+	case r.Count > 0:
+		s.Count = r.Count
+	case r.Duration > 0:
+		s.Since = func(now time.Time) time.Time { return now.Add(-r.Duration) }
+	default: // cron: from the latest start point on
+		s.Since = func(now time.Time) time.Time {
+			t, err := gronx.PrevTickBefore(r.CronStart, now, true)
+			if err != nil {
+				return now.AddDate(0, 0, -31)
+			}
+			return t
+		}
+	}
+	return s
+}
+
+// computeFor is the calculation of a type, over the pins' latest values.
+func computeFor(dataPointID, typ string, cfg Config, calc *window.Calc) (func(time.Time) (float64, bool), error) {
+	errs := &errorLog{dataPointID: dataPointID}
+	switch typ {
+	case TypeFormula:
+		names := pinOrder(cfg)
+		src, _ := cfg.Parameters["formula"].(string)
+		prog, err := formula.Compile(src, names)
+		if err != nil {
+			return nil, err
+		}
+		return func(time.Time) (float64, bool) {
+			v, ok, err := prog.Eval(calc.Values(names))
+			if err != nil {
+				errs.log(err) // a runtime error emits nothing
+				return 0, false
+			}
+			return v, ok
+		}, nil
+	case TypeGradient:
+		factor, _ := cfg.Parameters["factorization"].(float64)
+		g := &window.Gradient{Factor: factor}
+		return func(at time.Time) (float64, bool) {
+			return g.Observe(window.Observation{Time: at, Value: calc.Values([]string{"input"})[0]})
+		}, nil
+	case TypeAbsoluteHumidity:
+		u, err := humidityUnits(cfg.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		names := []string{"relative_humidity", "temperature", "pressure"}
+		return func(time.Time) (float64, bool) {
+			v := calc.Values(names)
+			x, err := window.AbsoluteHumidity(v[0], v[1], v[2], u)
+			if err != nil {
+				errs.log(err)
+				return 0, false
+			}
+			return x, true
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown type %q", typ)
+}
+
+func (c *calculator) Sources() []Source { return c.sources }
+
+func (c *calculator) Observe(pin string, p Point) []Point {
+	f, ok := c.calc.Observe(pin, window.Observation{Time: p.Time, Value: p.Value})
+	return c.run(f, ok)
+}
+
+func (c *calculator) Tick(t time.Time) []Point {
+	f, ok := c.calc.Tick(t)
+	return c.run(f, ok)
+}
+
+func (c *calculator) run(f window.Firing, ok bool) []Point {
+	if !ok {
+		return nil
+	}
+	v, ok := c.compute(f.Time)
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return []Point{{Time: f.Time, Value: v}}
+}
+
+func (c *calculator) NextTick(after time.Time) (time.Time, bool) {
+	var next time.Time
+	for _, t := range c.timed {
+		if n, ok := t.Next(after); ok && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// errorLog reports calculation errors at most once a minute per virtual
+// datapoint, so a formula dividing by zero on every value does not flood
+// the log.
+type errorLog struct {
+	dataPointID string
+	last        time.Time
+}
+
+func (l *errorLog) log(err error) {
+	if time.Since(l.last) < time.Minute {
+		return
+	}
+	l.last = time.Now()
+	slog.Warn("virtual datapoint calculation emitted nothing", slog.String("dataPointID", l.dataPointID), slog.Any("error", err))
+}

@@ -1,0 +1,237 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// Engine is what the HTTP layer asks of the actor engine.
+type Engine interface {
+	Start(ctx context.Context, def actors.Definition) error
+	Stop(ctx context.Context, k actors.Key) error
+}
+
+// vdpObject is a virtual datapoint as api.md 2.10 shows it.
+type vdpObject struct {
+	DataPointID string                      `json:"dataPointID"`
+	Type        string                      `json:"type"`
+	Description string                      `json:"description"`
+	Logs        []store.VDPLog              `json:"logs"`
+	Parameters  map[string]any              `json:"parameters"`
+	Pins        map[string]actors.PinConfig `json:"pins"`
+	Status      string                      `json:"status"`
+	StatusCode  int                         `json:"status_code"`
+}
+
+func toVDPObject(v store.VDP) (vdpObject, error) {
+	var cfg actors.Config
+	if err := json.Unmarshal(v.Config, &cfg); err != nil {
+		return vdpObject{}, fmt.Errorf("stored config of %s: %w", v.DataPointID, err)
+	}
+	return vdpObject{DataPointID: v.DataPointID, Type: v.Type, Description: v.Description, Logs: nonNilSlice(v.Logs),
+		Parameters: cfg.Parameters, Pins: cfg.Pins, Status: store.StatusText(v.StatusCode), StatusCode: v.StatusCode}, nil
+}
+
+// vdpParam reads the dataPointID query parameter every route takes.
+func vdpParam(c *fiber.Ctx) (string, error) {
+	id := c.Query("dataPointID")
+	if id == "" {
+		return "", fault.Invalidf("query parameter dataPointID is required")
+	}
+	if err := pipeline.ValidateDataPointID(id); err != nil {
+		return "", fault.Invalidf("dataPointID: %s", err.Error())
+	}
+	return id, nil
+}
+
+func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := vdpParam(c)
+	if err != nil {
+		return nil, err
+	}
+	typ := c.Query("type")
+	cfg, err := actors.ParseConfig(typ, c.Body())
+	if err != nil {
+		return nil, err
+	}
+	desc, err := text("description", ptr(c.Query("description")), maxTextLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refuseLoop(c.UserContext(), cl.ProjectID, id, cfg); err != nil {
+		return nil, err
+	}
+	if err := s.requireDatapointAccess(c, cl, cfg.SourceIDs(), false); err != nil {
+		return nil, err
+	}
+	if err := s.requireDatapointAccess(c, cl, []string{id}, true); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	who := cl.Principal.User.Email
+	v, err := s.store.CreateVDP(c.UserContext(), store.VDP{ProjectID: cl.ProjectID, DataPointID: id, Type: typ, Description: *desc, Config: raw},
+		store.StatusChange{Code: store.StatusCreated, Message: "created by " + who},
+		store.StatusChange{Code: store.StatusReadyToStart, Message: "configuration is valid"})
+	if err != nil {
+		return nil, err
+	}
+	obj, err := toVDPObject(v)
+	if err != nil {
+		return nil, err
+	}
+	return ok("create", obj), nil
+}
+
+// refuseLoop rejects a configuration whose sources reach its own output,
+// directly or through other virtual datapoints of the project: a derived
+// series feeding itself would grow without end.
+func (s *Server) refuseLoop(ctx context.Context, projectID int64, id string, cfg actors.Config) error {
+	configs, err := s.store.ProjectVDPConfigs(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	feeds := map[string][]string{} // output -> its sources
+	for out, raw := range configs {
+		var other actors.Config
+		if json.Unmarshal(raw, &other) == nil {
+			feeds[out] = other.SourceIDs()
+		}
+	}
+	feeds[id] = cfg.SourceIDs()
+	seen := map[string]bool{}
+	var visit func(dp string, path []string) error
+	visit = func(dp string, path []string) error {
+		if dp == id && len(path) > 0 {
+			return fault.Invalidf("config: the sources reach the output %q (%s)", id, strings.Join(append(path, dp), " <- "))
+		}
+		if seen[dp] {
+			return nil
+		}
+		seen[dp] = true
+		for _, src := range feeds[dp] {
+			if err := visit(src, append(path, dp)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return visit(id, nil)
+}
+
+func (s *Server) getVDP(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := vdpParam(c)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.store.VDP(c.UserContext(), cl.ProjectID, id)
+	if err != nil {
+		return nil, err
+	}
+	return toVDPObject(v)
+}
+
+type vdpUpdate struct {
+	Description *string `json:"description"`
+}
+
+func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := vdpParam(c)
+	if err != nil {
+		return nil, err
+	}
+	var req vdpUpdate
+	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	v, err := s.store.VDP(c.UserContext(), cl.ProjectID, id)
+	if err != nil {
+		return nil, err
+	}
+	if req.Description != nil {
+		desc, err := text("description", req.Description, maxTextLen)
+		if err != nil {
+			return nil, err
+		}
+		if v, err = s.store.UpdateVDPDescription(c.UserContext(), cl.ProjectID, id, *desc); err != nil {
+			return nil, err
+		}
+	}
+	return toVDPObject(v)
+}
+
+func (s *Server) deleteVDP(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := vdpParam(c)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.store.DeleteVDP(c.UserContext(), cl.ProjectID, id, "deleted by "+cl.Principal.User.Email)
+	if err != nil {
+		return nil, err
+	}
+	return toVDPObject(v)
+}
+
+type vdpList struct {
+	Items []store.VDPSummary `json:"items"`
+	Meta  pagination         `json:"meta"`
+}
+
+type pagination struct {
+	CurrentPage  int `json:"current_page"`
+	ItemsPerPage int `json:"items_per_page"`
+	TotalItems   int `json:"total_items"`
+	TotalPages   int `json:"total_pages"`
+}
+
+func (s *Server) listVDPs(c *fiber.Ctx, cl *call) (any, error) {
+	page, perPage, err := pageParams(c)
+	if err != nil {
+		return nil, err
+	}
+	var status *int
+	if f := c.Query("filter"); f != "" {
+		k, v, _ := strings.Cut(f, "=")
+		code, err := strconv.Atoi(strings.TrimSpace(v))
+		if strings.TrimSpace(k) != "status_code" || err != nil {
+			return nil, fault.Invalidf("filter must be status_code=N, got %q", f)
+		}
+		status = &code
+	}
+	items, total, err := s.store.ListVDPs(c.UserContext(), cl.ProjectID, c.Query("search"), status, page, perPage)
+	if err != nil {
+		return nil, err
+	}
+	return vdpList{Items: nonNilSlice(items), Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
+		TotalItems: total, TotalPages: (total + perPage - 1) / perPage}}, nil
+}
+
+// pageParams reads page (default 1) and per_page (default 100, at most
+// 1000; decisions.md 4).
+func pageParams(c *fiber.Ctx) (int, int, error) {
+	page, perPage := 1, 100
+	for name, dst := range map[string]*int{"page": &page, "per_page": &perPage} {
+		if raw := c.Query(name); raw != "" {
+			v, err := strconv.Atoi(raw)
+			if err != nil || v < 1 || (name == "per_page" && v > 1000) {
+				return 0, 0, fault.Invalidf("%s must be a positive integer (per_page at most 1000), got %q", name, raw)
+			}
+			*dst = v
+		}
+	}
+	return page, perPage, nil
+}
+
+func ptr(s string) *string { return &s }

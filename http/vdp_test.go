@@ -1,0 +1,169 @@
+package http
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func vdpPath(pid int64, suffix string, q ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(q); i += 2 {
+		v.Set(q[i], q[i+1])
+	}
+	return fmt.Sprintf("/v2/project/%d/virtual_datapoint%s?%s", pid, suffix, v.Encode())
+}
+
+func formulaConfig(formula string, pins map[string]string) map[string]any {
+	ps := map[string]any{}
+	for name, src := range pins {
+		ps[name] = map[string]any{"dataPointID": src}
+	}
+	return map[string]any{"pins": ps, "parameters": map[string]any{"formula": formula}}
+}
+
+func TestVDPCreateFillsDefaultsAndLogs(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	r := e.do("POST", vdpPath(pid, "", "dataPointID", "sum", "type", "formula", "description", "a sum"), c.Admin,
+		map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a"},
+			"P2": map[string]any{"dataPointID": "b", "data_range": map[string]any{"count": "3"}, "aggregate": "mean"}},
+			"parameters": map[string]any{"formula": "P1 + P2;"}}).want(t, 200)
+	res := r.resource(t)
+	if res["status"] != "Ready to start" || res["dataPointID"] != "sum" || res["description"] != "a sum" {
+		t.Fatalf("created: %s", r.Body)
+	}
+	p1 := res["pins"].(map[string]any)["P1"].(map[string]any)
+	if p1["aggregate"] != "max" || p1["trigger"] != "every_value" || p1["data_range"].(map[string]any)["count"] != float64(1) {
+		t.Fatalf("defaults not filled in: %v", p1)
+	}
+	p2 := res["pins"].(map[string]any)["P2"].(map[string]any)
+	if p2["data_range"].(map[string]any)["count"] != float64(3) || p2["aggregate"] != "mean" {
+		t.Fatalf("given values not kept: %v", p2)
+	}
+	logs := res["logs"].([]any)
+	if len(logs) != 2 || logs[0].(map[string]any)["status_code"] != float64(100) || logs[1].(map[string]any)["status_text"] != "Ready to start" ||
+		logs[0].(map[string]any)["type"] != "status_change" {
+		t.Fatalf("logs: %v", logs)
+	}
+	if ts, _ := logs[0].(map[string]any)["ts"].(string); len(ts) < 18 {
+		t.Fatalf("ts must be unix nanoseconds as a string: %v", logs[0])
+	}
+	e.do("POST", vdpPath(pid, "", "dataPointID", "sum", "type", "formula"), c.Admin, formulaConfig("P1;", map[string]string{"P1": "a"})).wantError(t, 409)
+}
+
+// Anything invalid answers 400 naming the field, and creates nothing.
+func TestVDPCreateRefusesBadConfigs(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	six := map[string]string{}
+	for i := 1; i <= 6; i++ {
+		six[fmt.Sprintf("P%d", i)] = "a"
+	}
+	tests := []struct {
+		name, typ string
+		body      any
+		want      string
+	}{
+		{"unknown type", "magic", formulaConfig("P1;", map[string]string{"P1": "a"}), "type"},
+		{"pin name", "formula", formulaConfig("P1;", map[string]string{"X1": "a"}), "X1"},
+		{"six pins", "formula", formulaConfig("P1;", six), "5"},
+		{"formula syntax", "formula", formulaConfig("((((;", map[string]string{"P1": "a"}), "formula"},
+		{"unknown pin in formula", "formula", formulaConfig("P1 + P3;", map[string]string{"P1": "a"}), "P3"},
+		{"no formula", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a"}}}, "formula"},
+		{"bad count", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a", "data_range": map[string]any{"count": "abc"}}},
+			"parameters": map[string]any{"formula": "P1;"}}, "count"},
+		{"bad aggregate", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a", "aggregate": "mode"}},
+			"parameters": map[string]any{"formula": "P1;"}}, "aggregate"},
+		{"bad trigger", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a", "trigger": "sometimes"}},
+			"parameters": map[string]any{"formula": "P1;"}}, "trigger"},
+		{"bad duration", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{"dataPointID": "a", "data_range": map[string]any{"time": "5 minutes"}}},
+			"parameters": map[string]any{"formula": "P1;"}}, "time"},
+		{"gradient pin", "gradient", formulaConfig("", map[string]string{"P1": "a"}), "P1"},
+		{"humidity without temperature", "absolute_humidity", map[string]any{"pins": map[string]any{"relative_humidity": map[string]any{"dataPointID": "rh"}}}, "temperature"},
+		{"missing source", "formula", map[string]any{"pins": map[string]any{"P1": map[string]any{}}, "parameters": map[string]any{"formula": "P1;"}}, "dataPointID"},
+		{"loop", "formula", formulaConfig("P1;", map[string]string{"P1": "self"}), "self"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do("POST", vdpPath(pid, "", "dataPointID", "self", "type", tt.typ), c.Admin, tt.body).wantError(t, 400)
+			if !strings.Contains(r.JSON["error"].(string), tt.want) {
+				t.Fatalf("error %q does not name %q", r.JSON["error"], tt.want)
+			}
+			list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints", pid), c.Admin, nil).want(t, 200)
+			if n := list.JSON["meta"].(map[string]any)["total_items"]; n != float64(0) {
+				t.Fatalf("a refused config created something: %s", list.Body)
+			}
+		})
+	}
+}
+
+// A loop through another virtual datapoint is refused too.
+func TestVDPLoopThroughAnotherIsRefused(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "A", "type", "formula"), c.Admin, formulaConfig("P1;", map[string]string{"P1": "B"})).want(t, 200)
+	r := e.do("POST", vdpPath(pid, "", "dataPointID", "B", "type", "formula"), c.Admin, formulaConfig("P1 x 2;", map[string]string{"P1": "A"})).wantError(t, 400)
+	if !strings.Contains(r.JSON["error"].(string), "A") {
+		t.Fatalf("loop error: %s", r.Body)
+	}
+}
+
+func TestVDPRunComputesAndLifecycle(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "sum", "type", "formula"), c.Admin,
+		formulaConfig("a = P1 + P2; a x 2;", map[string]string{"P1": "a", "P2": "b"})).want(t, 200)
+	r := e.do("POST", vdpPath(pid, "/run", "dataPointID", "sum", "run", "true"), c.Admin, nil).want(t, 200)
+	if r.JSON["status"] != "Running" {
+		t.Fatalf("after run=true: %s", r.Body)
+	}
+	logs := r.JSON["logs"].([]any)
+	starting := logs[len(logs)-2].(map[string]any)
+	if starting["status_code"] != float64(200) || !strings.Contains(starting["message"].(string), c.Admin.email) {
+		t.Fatalf("the Starting log must name the requesting user: %v", logs)
+	}
+	upload := fmt.Sprintf("/v2/project/%d/timeseries", pid)
+	at := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	e.do("POST", upload, c.Admin, map[string]any{"a": []map[string]any{{"time": at.Format(time.RFC3339), "value": 1}}}).want(t, 200)
+	e.do("POST", upload, c.Admin, map[string]any{"b": []map[string]any{{"time": at.Add(time.Minute).Format(time.RFC3339), "value": 10}}}).want(t, 200)
+	e.do("POST", upload, c.Admin, map[string]any{"a": []map[string]any{{"time": at.Add(2 * time.Minute).Format(time.RFC3339), "value": 5}}}).want(t, 200)
+	// Outputs: none until both pins emitted; then (1+10)x2 at 12:01 and (5+10)x2 at 12:02.
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got := e.do("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=sum", pid), c.Admin, nil)
+		body = string(got.Body)
+		if got.Status == 200 && strings.Count(body, `"value"`) == 2 {
+			break
+		}
+	}
+	if !strings.Contains(body, `"2026-07-01T12:01:00Z","value":22`) || !strings.Contains(body, `"2026-07-01T12:02:00Z","value":30`) {
+		st := e.do("GET", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, nil)
+		src := e.do("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=a", pid), c.Admin, nil)
+		t.Fatalf("outputs: %s\nvdp: %s\nsource a: %s", body, st.Body, src.Body)
+	}
+	e.do("DELETE", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, nil).wantError(t, 409)
+	r = e.do("PUT", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, map[string]any{"description": "doubled sum"}).want(t, 200)
+	if r.JSON["status"] != "Running" || r.JSON["description"] != "doubled sum" {
+		t.Fatalf("description update must keep the status: %s", r.Body)
+	}
+	list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints?search=doubled&filter=status_code=202", pid), c.Admin, nil).want(t, 200)
+	if list.JSON["meta"].(map[string]any)["total_items"] != float64(1) {
+		t.Fatalf("list: %s", list.Body)
+	}
+	r = e.do("POST", vdpPath(pid, "/run", "dataPointID", "sum", "run", "false"), c.Admin, nil).want(t, 200)
+	if r.JSON["status"] != "Stopped" {
+		t.Fatalf("after run=false: %s", r.Body)
+	}
+	r = e.do("DELETE", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, nil).want(t, 200)
+	if r.JSON["status"] != "Deleting" {
+		t.Fatalf("delete: %s", r.Body)
+	}
+	e.do("GET", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, nil).wantError(t, 404)
+}
