@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A restart of bdp resumes every Running virtual datapoint with its
+// windows rebuilt from the store: the first output after the restart
+// averages observations from before it.
+func TestRestartResumesVirtualDatapointsWithWindows(t *testing.T) {
+	dir := newDataDir(t)
+	s := startServe(t, dir)
+	status, body := s.request("POST", "/operator/companies", operator,
+		`{"name":"vdp","admin":{"firstName":"V","lastName":"D","email":"v@vdp.test","password":"vdp-pw-12"}}`)
+	if status != 201 {
+		t.Fatalf("company: %d %s", status, body)
+	}
+	admin := basicAuth("v@vdp.test", "vdp-pw-12")
+	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
+	var created struct {
+		Resource struct {
+			Project struct{ ID int64 } `json:"project"`
+		} `json:"resource"`
+	}
+	if status != 200 || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("project: %d %s", status, body)
+	}
+	pid := created.Resource.Project.ID
+	vdp := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
+	status, body = s.request("POST", vdp+"?dataPointID=avg3&type=formula", admin,
+		`{"pins":{"P1":{"dataPointID":"temp","data_range":{"count":3},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`)
+	if status != 200 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if status, body = s.request("POST", vdp+"/run?dataPointID=avg3&run=true", admin, ""); status != 200 || !strings.Contains(string(body), `"Running"`) {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	at := time.Date(2026, 8, 3, 6, 0, 0, 0, time.UTC)
+	upload := func(s *server, minute int, v float64) {
+		t.Helper()
+		b := fmt.Sprintf(`{"temp":[{"time":%q,"value":%g}]}`, at.Add(time.Duration(minute)*time.Minute).Format(time.RFC3339), v)
+		if status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/timeseries", pid), admin, b); status != 200 {
+			t.Fatalf("upload: %d %s", status, body)
+		}
+	}
+	outputs := func(s *server, n int) string {
+		t.Helper()
+		var body []byte
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			_, body = s.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=avg3", pid), admin, "")
+			if strings.Count(string(body), `"value"`) >= n {
+				break
+			}
+		}
+		return string(body)
+	}
+	upload(s, 0, 10)
+	upload(s, 1, 20)
+	outputs(s, 2)
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startServe(t, dir)
+	if _, body := s.request("GET", vdp+"?dataPointID=avg3", admin, ""); !strings.Contains(string(body), `"status":"Running"`) {
+		t.Fatalf("after the restart the virtual datapoint must still run: %s", body)
+	}
+	upload(s, 2, 60)
+	got := outputs(s, 3)
+	// mean(10, 20, 60) = 30: the window kept the two values from before.
+	if !strings.Contains(got, `"time":"2026-08-03T06:02:00Z","value":30`) {
+		t.Fatalf("output after the restart: %s", got)
+	}
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
