@@ -24,6 +24,7 @@ type vdpActor struct {
 	loadedTo map[string]time.Time // per pin: history read up to here
 	unsub    []func()
 	timer    *time.Timer
+	reported time.Time // when a calculation error was last reported
 }
 
 // delivery carries stored observations of one source datapoint.
@@ -97,6 +98,9 @@ func (a *vdpActor) start(ctx actor.Context) error {
 			a.loadedTo[s.Pin] = pts[len(pts)-1].Time
 		}
 	}
+	if es, ok := calc.(errorSource); ok {
+		_ = es.TakeError() // reported when the history arrived live
+	}
 	a.schedule(ctx)
 	return nil
 }
@@ -115,6 +119,7 @@ func (a *vdpActor) deliver(m *delivery) {
 // write stores outputs through the pipeline, like any observation, so they
 // are routed on to subscribers (another virtual datapoint, later MQTT).
 func (a *vdpActor) write(out []Point) {
+	a.reportError()
 	if len(out) == 0 {
 		return
 	}
@@ -128,6 +133,22 @@ func (a *vdpActor) write(out []Point) {
 		a.engine.cfg.Log.Error("write virtual datapoint output", slog.Int64("project_id", a.def.ProjectID),
 			slog.String("dataPointID", a.def.DataPointID), slog.Any("error", err))
 	}
+}
+
+// reportError passes on the calculator's latest error, at most once every
+// CalcErrorInterval.
+func (a *vdpActor) reportError() {
+	es, ok := a.calc.(errorSource)
+	if !ok {
+		return
+	}
+	err := es.TakeError()
+	now := a.engine.cfg.Now()
+	if err == nil || now.Sub(a.reported) < CalcErrorInterval {
+		return
+	}
+	a.reported = now
+	a.engine.cfg.OnCalcError(a.def.key(), err)
 }
 
 // schedule arms the timer of the next timed-trigger boundary.

@@ -3,7 +3,6 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"time"
 
@@ -30,6 +29,7 @@ type calculator struct {
 	sources []Source
 	timed   []window.Trigger
 	compute func(at time.Time) (float64, bool)
+	errs    *errorLog
 }
 
 func newCalculator(dataPointID, typ string, cfg Config) (*calculator, error) {
@@ -60,7 +60,8 @@ func newCalculator(dataPointID, typ string, cfg Config) (*calculator, error) {
 	if c.calc, err = window.NewCalc(pins); err != nil {
 		return nil, err
 	}
-	if c.compute, err = computeFor(dataPointID, typ, cfg, c.calc); err != nil {
+	c.errs = &errorLog{dataPointID: dataPointID}
+	if c.compute, err = computeFor(typ, cfg, c.calc, c.errs); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -87,8 +88,7 @@ func historyOf(pin, source string, r window.Range) Source {
 }
 
 // computeFor is the calculation of a type, over the pins' latest values.
-func computeFor(dataPointID, typ string, cfg Config, calc *window.Calc) (func(time.Time) (float64, bool), error) {
-	errs := &errorLog{dataPointID: dataPointID}
+func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func(time.Time) (float64, bool), error) {
 	switch typ {
 	case TypeFormula:
 		names := pinOrder(cfg)
@@ -163,18 +163,18 @@ func (c *calculator) NextTick(after time.Time) (time.Time, bool) {
 	return next, !next.IsZero()
 }
 
-// errorLog reports calculation errors at most once a minute per virtual
-// datapoint, so a formula dividing by zero on every value does not flood
-// the log.
+// errorLog keeps the latest calculation error until the actor takes it;
+// the engine reports at most one a minute per virtual datapoint.
 type errorLog struct {
 	dataPointID string
-	last        time.Time
+	pending     error
 }
 
-func (l *errorLog) log(err error) {
-	if time.Since(l.last) < time.Minute {
-		return
-	}
-	l.last = time.Now()
-	slog.Warn("virtual datapoint calculation emitted nothing", slog.String("dataPointID", l.dataPointID), slog.Any("error", err))
+func (l *errorLog) log(err error) { l.pending = err }
+
+// TakeError returns and clears the latest calculation error.
+func (c *calculator) TakeError() error {
+	err := c.errs.pending
+	c.errs.pending = nil
+	return err
 }

@@ -36,6 +36,12 @@ type Calculator interface {
 	NextTick(t time.Time) (time.Time, bool)
 }
 
+// errorSource is a Calculator that swallows calculation errors (a formula
+// dividing by zero emits nothing) and hands them over for reporting.
+type errorSource interface {
+	TakeError() error
+}
+
 // Point is one value at one time.
 type Point struct {
 	Time  time.Time

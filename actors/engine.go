@@ -31,6 +31,10 @@ type EngineConfig struct {
 	// more than MaxRestarts times within RestartWindow; the actor is
 	// stopped. Called from the supervisor: it must not block for long.
 	OnUnhealthy func(k Key, reason string)
+	// OnCalcError is told about a calculation that emitted nothing because
+	// of an error (division by zero, say), at most once every
+	// CalcErrorInterval per virtual datapoint.
+	OnCalcError func(k Key, err error)
 	Now         func() time.Time // injected clock; time.Now by default
 }
 
@@ -40,6 +44,11 @@ const (
 	MaxRestarts   = 5
 	RestartWindow = time.Minute
 )
+
+// CalcErrorInterval is how often at most a virtual datapoint's
+// calculation errors are reported: a formula failing on every value must
+// not flood its log.
+const CalcErrorInterval = time.Minute
 
 // Engine runs the actors. Safe for concurrent use.
 type Engine struct {
@@ -62,6 +71,9 @@ func New(cfg EngineConfig) (*Engine, error) {
 	}
 	if cfg.OnUnhealthy == nil {
 		cfg.OnUnhealthy = func(Key, string) {}
+	}
+	if cfg.OnCalcError == nil {
+		cfg.OnCalcError = func(Key, error) {}
 	}
 	// The library logs through our logger, quietened to warnings: its info
 	// lines (system started, dead letters on stop) are noise to operators.

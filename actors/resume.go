@@ -51,3 +51,17 @@ func MarkUnhealthy(st *store.Store, log *slog.Logger) func(Key, string) {
 		}
 	}
 }
+
+// LogCalcErrors is an OnCalcError that adds the error to the datapoint's
+// logs (type calculation_error).
+func LogCalcErrors(st *store.Store, log *slog.Logger) func(Key, error) {
+	return func(k Key, calcErr error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		msg := "calculation emitted nothing: " + calcErr.Error()
+		if err := st.AddVDPLog(ctx, k.ProjectID, k.DataPointID, "calculation_error", msg); err != nil {
+			log.Error("record calculation error", slog.Int64("project_id", k.ProjectID),
+				slog.String("dataPointID", k.DataPointID), slog.Any("error", err))
+		}
+	}
+}

@@ -89,7 +89,7 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 	}
 	go batcher.Run()
 	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
-		OnUnhealthy: actors.MarkUnhealthy(st, log)})
+		OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,3 +167,45 @@ func TestVDPRunComputesAndLifecycle(t *testing.T) {
 	}
 	e.do("GET", vdpPath(pid, "", "dataPointID", "sum"), c.Admin, nil).wantError(t, 404)
 }
+
+// A calculation error (division by zero) emits nothing and adds one log
+// entry, not one per value.
+func TestVDPCalculationErrorIsLoggedOnce(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "ratio", "type", "formula"), c.Admin,
+		formulaConfig("P1 / P2;", map[string]string{"P1": "num", "P2": "den"})).want(t, 200)
+	e.do("POST", vdpPath(pid, "/run", "dataPointID", "ratio", "run", "true"), c.Admin, nil).want(t, 200)
+	upload := fmt.Sprintf("/v2/project/%d/timeseries", pid)
+	at := time.Date(2026, 7, 2, 0, 0, 0, 0, time.UTC)
+	e.do("POST", upload, c.Admin, map[string]any{"num": []map[string]any{{"time": at.Format(time.RFC3339), "value": 1}}}).want(t, 200)
+	for i := 1; i <= 3; i++ {
+		e.do("POST", upload, c.Admin, map[string]any{"den": []map[string]any{{"time": at.Add(time.Duration(i) * time.Minute).Format(time.RFC3339), "value": 0}}}).want(t, 200)
+	}
+	var logs []any
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r := e.do("GET", vdpPath(pid, "", "dataPointID", "ratio"), c.Admin, nil).want(t, 200)
+		logs = r.JSON["logs"].([]any)
+		if strings.Contains(string(r.Body), "calculation_error") {
+			break
+		}
+	}
+	errorsLogged := 0
+	for _, l := range logs {
+		m := l.(map[string]any)
+		if m["type"] == "calculation_error" {
+			errorsLogged++
+			if !strings.Contains(m["message"].(string), "division by zero") || m["status_text"] != "Running" {
+				t.Fatalf("log entry: %v", m)
+			}
+		}
+	}
+	if errorsLogged != 1 {
+		t.Fatalf("%d calculation_error entries, want 1: %v", errorsLogged, logs)
+	}
+	got := e.do("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=ratio", pid), c.Admin, nil)
+	if got.Status == 200 && strings.Contains(string(got.Body), `"value"`) {
+		t.Fatalf("a failed calculation emitted: %s", got.Body)
+	}
+}

@@ -262,3 +262,19 @@ func (s *Store) ProjectVDPConfigs(ctx context.Context, projectID int64) (map[str
 	})
 	return out, err
 }
+
+// AddVDPLog appends a log entry of another type than status_change (a
+// calculation error, say); status_code and status_text are the current
+// status, so every entry has the shape api.md 2.10 describes.
+func (s *Store) AddVDPLog(ctx context.Context, projectID int64, dataPointID, typ, message string) error {
+	var id int64
+	var code int
+	err := s.pool.QueryRow(ctx, `SELECT id, status_code FROM virtual_datapoints WHERE project_id = $1 AND datapoint_id = $2`,
+		projectID, dataPointID).Scan(&id, &code)
+	if err != nil {
+		return translate(err, fmt.Sprintf("virtual datapoint %q", dataPointID))
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO virtual_datapoint_logs (vdp_id, ts, type, status_code, status_text, message)
+		VALUES ($1, $2, $3, $4, $5, $6)`, id, time.Now().UnixNano(), typ, code, StatusText(code), message)
+	return err
+}

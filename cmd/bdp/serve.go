@@ -58,7 +58,7 @@ func runServe(ctx context.Context) error {
 		defer stopKafka() // deferred after stopIngest, so it runs before it
 	}
 	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st},
-		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log)})
+		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log)})
 	if err != nil {
 		return err
 	}
