@@ -106,6 +106,9 @@ func v2Routes(s *Server) []*route {
 			Query: []param{{Name: "search", Type: "string", Doc: "text within dataPointID or description"},
 				{Name: "filter", Type: "string", Doc: "status_code=N"}, {Name: "page", Type: "integer"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
 			Resp: vdpList{}, Handle: s.listVDPs},
+		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint/recompute", Tag: project, Op: "create", Status: fiber.StatusAccepted,
+			Summary: "Recompute the outputs of [start, end) exactly from stored history (202 at once; progress and end in the logs, type recompute)",
+			Query:   recomputeParams, Resp: envelopeOf[recomputeAccepted]{}, Handle: s.recomputeVDP},
 
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},

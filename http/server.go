@@ -60,6 +60,9 @@ type Server struct {
 	authz   *principalCache
 	metrics *metrics
 	openapi []byte
+	// recomputes runs the exact recomputes (vdp_recompute.go); Shutdown
+	// cancels them.
+	recomputes recomputes
 }
 
 // Deps are the parts of the platform the HTTP layer talks to.
@@ -191,8 +194,12 @@ func (s *Server) ready(c *fiber.Ctx) error {
 func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 
 // Shutdown stops accepting connections and waits for requests in flight,
-// at most until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// then cancels the running recomputes and waits for them, at most until
+// ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.app.ShutdownWithContext(ctx)
+	return errors.Join(err, s.recomputes.shutdown(ctx))
+}
 
 // Catalog returns the persisted endpoint catalog.
 func (s *Server) Catalog() *rbac.Catalog { return s.catalog }

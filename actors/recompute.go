@@ -1,0 +1,366 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// Exact recompute: the stored history of a virtual datapoint's sources is
+// replayed through a fresh calculator, the very code the live actor runs,
+// in event time. Its outputs are what live processing produces when every
+// observation arrives in time order and every timer fires on time.
+//
+// Ordering rules of the replay:
+//
+//   - Observations go in ascending event time. "Equal" times are equal
+//     instants as stored, to the microsecond (timestamptz). Observations of
+//     one instant go in pin-name order (a source read by two pins feeds
+//     both). That order cannot change what is stored: outputs at one time
+//     replace each other, and the last one is calculated with every pin
+//     already updated. Live processing takes equal times in arrival order.
+//   - A timed-trigger boundary b fires after every observation stamped at
+//     or before b and before any stamped after it: Calc.Tick(b) evaluates
+//     the windows as of b, (b-d, b] for a time window, so an observation at
+//     exactly b counts at b, as in a live actor whose data arrives before
+//     its timer. Every boundary in [start, end) fires; one at start writes
+//     its output at start, which is inside the replaced period.
+//   - Outputs at one time keep the last calculated (a tick after an
+//     every_value output at its boundary replaces it), as the store does.
+//
+// Warm-up: the replay starts at W, which is start, or for calculators with
+// timed triggers the earliest of each trigger's last boundary before start,
+// so each timed pin holds the value it emitted there, as in an actor that
+// ran through. Each pin's window is first filled with the history before W
+// the way it would hold it: its Count newest, or for time and cron windows
+// everything since Since(L), L the newest observation before W; this
+// emits nothing. Outputs of [W, start) are calculated and dropped. A timed
+// pin whose window is empty at its last boundary before start has no value
+// until a boundary in the period finds data, as after an actor restart.
+
+// SourceReader reads stored source history for a recompute.
+type SourceReader interface {
+	// History fills the windows before the replay starts.
+	History
+	// Page returns up to limit observations of a datapoint in [from, to),
+	// ascending. Times have the store's microsecond resolution: the next
+	// page starts one microsecond after the last time of this one.
+	Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error)
+}
+
+// RecomputePage is how many observations of one source are read at once;
+// memory stays bounded by the pages of the sources, not the period.
+const RecomputePage = 100_000
+
+// MaxRecomputeOutputs bounds what one recompute holds before it is
+// written in one transaction: a longer period must be split.
+const MaxRecomputeOutputs = 5_000_000
+
+// Recompute replays [start, end) of def's sources and returns every output
+// with a time in [start, end), ascending, one per time. progress is told
+// how far the replay got, in seconds of event time since start out of the
+// period's seconds, each time another whole percent is done; nil for none.
+func Recompute(ctx context.Context, def Definition, src SourceReader, start, end time.Time,
+	progress func(done, total int)) ([]Point, error) {
+	r, err := recompute(ctx, def, src, start, end, progress)
+	if err != nil {
+		return nil, err
+	}
+	return r.out, nil
+}
+
+func recompute(ctx context.Context, def Definition, src SourceReader, start, end time.Time,
+	progress func(done, total int)) (*replay, error) {
+	if !end.After(start) {
+		return nil, fault.Invalidf("end must be after start")
+	}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	calc, err := def.NewCalculator()
+	if err != nil {
+		return nil, err
+	}
+	from := start
+	if w, ok := calc.(interface{ warmStart(time.Time) time.Time }); ok {
+		from = w.warmStart(start)
+	}
+	streams, err := warmUp(ctx, calc, def.ProjectID, src, from)
+	if err != nil {
+		return nil, err
+	}
+	r := &replay{ctx: ctx, src: src, project: def.ProjectID, calc: calc, start: start, end: end,
+		streams: streams, progress: progress, total: max(1, int(end.Sub(start)/time.Second))}
+	if err := r.run(from); err != nil {
+		return nil, err
+	}
+	progress(r.total, r.total)
+	return r, nil
+}
+
+// warmStart is where the replay of a calculator with timed triggers
+// begins: the earliest of each trigger's last boundary before start.
+func (c *calculator) warmStart(start time.Time) time.Time {
+	w := start
+	for _, t := range c.timed {
+		first, _ := t.Next(start.Add(-time.Nanosecond)) // the first boundary at or after start
+		next, _ := t.Next(first)
+		if prev := first.Add(-next.Sub(first)); prev.Before(w) {
+			w = prev
+		}
+	}
+	return w
+}
+
+// stream pages through one source datapoint from the replay start on.
+type stream struct {
+	dataPointID string
+	pins        []string // sorted: the tie order
+	buf         []Point
+	i           int
+	next        time.Time // start of the next page
+	done        bool
+}
+
+// warmUp fills every pin's window with the history before at, dropping
+// what it emits, and returns one stream per source datapoint.
+func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReader, at time.Time) ([]*stream, error) {
+	byID := map[string]*stream{}
+	var streams []*stream
+	for _, s := range calc.Sources() {
+		pts, err := warmHistory(ctx, src, project, s, at)
+		if err != nil {
+			return nil, fmt.Errorf("history of %s: %w", s.DataPointID, err)
+		}
+		for _, p := range pts {
+			_ = calc.Observe(s.Pin, p) // outputs for these were written long ago
+		}
+		if es, ok := calc.(errorSource); ok {
+			_ = es.TakeError() // and their errors reported then
+		}
+		st := byID[s.DataPointID]
+		if st == nil {
+			st = &stream{dataPointID: s.DataPointID, next: at}
+			byID[s.DataPointID] = st
+			streams = append(streams, st)
+		}
+		st.pins = append(st.pins, s.Pin)
+	}
+	for _, st := range streams {
+		slices.Sort(st.pins)
+	}
+	return streams, nil
+}
+
+// warmHistory is what a pin's window holds just before at when it has seen
+// every observation in time order: the Count newest, or, for time and
+// cron windows, everything since the window start of the newest one
+// (Since taken at the newest observation, not at at: a time window slides
+// with its data, not with the clock).
+func warmHistory(ctx context.Context, src SourceReader, project int64, s Source, at time.Time) ([]Point, error) {
+	if s.Count > 0 {
+		return src.Recent(ctx, project, s.DataPointID, s.Count, time.Time{}, at)
+	}
+	if s.Since == nil {
+		return nil, nil
+	}
+	last, err := src.Recent(ctx, project, s.DataPointID, 1, time.Time{}, at)
+	if err != nil || len(last) == 0 {
+		return nil, err
+	}
+	return src.Recent(ctx, project, s.DataPointID, 0, s.Since(last[0].Time), at)
+}
+
+// replay is one run of the merge of sources and boundaries.
+type replay struct {
+	ctx        context.Context
+	src        SourceReader
+	project    int64
+	calc       Calculator
+	start, end time.Time
+	streams    []*stream
+	out        []Point
+	progress   func(done, total int)
+	total      int
+	percent    int
+	steps      int
+	calcErrors int   // calculations in the period that emitted nothing because of an error
+	lastError  error // the latest of them
+}
+
+// feed is one observation of one pin at the current instant.
+type feed struct {
+	pin string
+	p   Point
+}
+
+func (r *replay) run(from time.Time) error {
+	tick, timed := r.calc.NextTick(from.Add(-time.Nanosecond)) // the first boundary at or after from
+	var now []feed
+	for {
+		t, more, err := r.earliest()
+		if err != nil {
+			return err
+		}
+		// Boundaries before the next instant fire first; one at that
+		// instant fires after its observations (next round).
+		for timed && tick.Before(r.end) && (!more || tick.Before(t)) {
+			r.emit(tick, r.calc.Tick(tick))
+			if err := r.step(tick); err != nil {
+				return err
+			}
+			tick, timed = r.calc.NextTick(tick)
+		}
+		if !more {
+			return nil
+		}
+		now = now[:0]
+		for _, st := range r.streams {
+			if len(st.buf) > st.i && st.buf[st.i].Time.Equal(t) {
+				for _, pin := range st.pins {
+					now = append(now, feed{pin, st.buf[st.i]})
+				}
+				st.i++
+			}
+		}
+		slices.SortStableFunc(now, func(a, b feed) int { return strings.Compare(a.pin, b.pin) })
+		for _, f := range now {
+			r.emit(t, r.calc.Observe(f.pin, f.p))
+		}
+		if err := r.step(t); err != nil {
+			return err
+		}
+	}
+}
+
+// earliest is the time of the next observation of any source, reading
+// the next page of a stream that ran dry; more is false at the end.
+func (r *replay) earliest() (t time.Time, more bool, err error) {
+	for _, st := range r.streams {
+		if st.i >= len(st.buf) && !st.done {
+			if err := r.ctx.Err(); err != nil {
+				return t, false, err
+			}
+			page, err := r.src.Page(r.ctx, r.project, st.dataPointID, st.next, r.end, RecomputePage)
+			if err != nil {
+				return t, false, fmt.Errorf("read %s: %w", st.dataPointID, err)
+			}
+			// Only an empty page ends a stream: a reader may answer
+			// fewer than asked before the end.
+			st.buf, st.i, st.done = page, 0, len(page) == 0
+			if len(page) > 0 {
+				st.next = page[len(page)-1].Time.Add(time.Microsecond)
+			}
+		}
+		if st.i < len(st.buf) && (!more || st.buf[st.i].Time.Before(t)) {
+			t, more = st.buf[st.i].Time, true
+		}
+	}
+	return t, more, nil
+}
+
+// emit keeps the outputs inside [start, end), the last of each time, and
+// counts the calculation errors of the period (at is the event time).
+func (r *replay) emit(at time.Time, pts []Point) {
+	if es, ok := r.calc.(errorSource); ok {
+		if err := es.TakeError(); err != nil && !at.Before(r.start) {
+			r.calcErrors, r.lastError = r.calcErrors+1, err
+		}
+	}
+	for _, p := range pts {
+		if p.Time.Before(r.start) || !p.Time.Before(r.end) {
+			continue
+		}
+		if n := len(r.out); n > 0 && r.out[n-1].Time.Equal(p.Time) {
+			r.out[n-1] = p
+			continue
+		}
+		r.out = append(r.out, p)
+	}
+}
+
+var errTooManyOutputs = errors.New("the period has too many outputs; split it")
+
+// step reports progress, checks for cancellation now and then, and bounds
+// the outputs held.
+func (r *replay) step(at time.Time) error {
+	if len(r.out) > MaxRecomputeOutputs {
+		return fault.Wrap(fault.Invalid, errTooManyOutputs,
+			fmt.Sprintf("more than %d outputs in the period; split it", MaxRecomputeOutputs))
+	}
+	if r.steps++; r.steps%4096 == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	done := min(r.total, max(0, int(at.Sub(r.start)/time.Second)))
+	if pct := done * 100 / r.total; pct > r.percent {
+		r.percent = pct
+		r.progress(done, r.total)
+	}
+	return nil
+}
+
+var _ SourceReader = StoreHistory{}
+
+// Page implements SourceReader.
+func (h StoreHistory) Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error) {
+	dp, err := h.Store.Datapoint(ctx, projectID, dataPointID)
+	if fault.Is(err, fault.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := h.Store.ReadPage(ctx, dp.ID, from, to, limit)
+	if err != nil {
+		return nil, err
+	}
+	pts := make([]Point, len(rows))
+	for i, p := range rows {
+		pts[i] = Point(p)
+	}
+	return pts, nil
+}
+
+// RecomputeResult sums up a RecomputeStored.
+type RecomputeResult struct {
+	Outputs int // written
+	// CalcErrors counts the calculations of the period that emitted
+	// nothing because of an error (a division by zero); LastCalcError is
+	// the latest. The live actor reports these in the log as they happen.
+	CalcErrors    int
+	LastCalcError error
+}
+
+// RecomputeStored recomputes [start, end) of def from the store and
+// replaces the stored outputs of that period with the result, in one
+// transaction after the whole replay (store.ReplaceOutputs). The outputs
+// are not routed: a virtual datapoint reading def's output needs a
+// recompute of its own.
+//
+// A live actor of def may go on meanwhile. Outputs it writes inside the
+// period before the transaction commits are replaced; ones it commits
+// after replace the recomputed value at their time (the last writer wins,
+// and both calculate the same value for data that arrived in time).
+func RecomputeStored(ctx context.Context, st *store.Store, def Definition, start, end time.Time,
+	progress func(done, total int)) (RecomputeResult, error) {
+	r, err := recompute(ctx, def, StoreHistory{Store: st}, start, end, progress)
+	if err != nil {
+		return RecomputeResult{}, err
+	}
+	out := make([]store.Point, len(r.out))
+	for i, p := range r.out {
+		out[i] = store.Point(p)
+	}
+	if err := st.ReplaceOutputs(ctx, def.ProjectID, def.DataPointID, start, end, out); err != nil {
+		return RecomputeResult{}, err
+	}
+	return RecomputeResult{Outputs: len(out), CalcErrors: r.calcErrors, LastCalcError: r.lastError}, nil
+}
