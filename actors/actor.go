@@ -81,11 +81,7 @@ func (a *vdpActor) start(ctx actor.Context) error {
 	hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, s := range sources {
-		var since time.Time
-		if s.Since != nil {
-			since = s.Since(now)
-		}
-		pts, err := a.engine.cfg.History.Recent(hctx, a.def.ProjectID, s.DataPointID, s.Count, since, now)
+		pts, err := a.history(hctx, s, now)
 		if err != nil {
 			return fmt.Errorf("history of %s: %w", s.DataPointID, err)
 		}
@@ -103,6 +99,23 @@ func (a *vdpActor) start(ctx actor.Context) error {
 	}
 	a.schedule(ctx)
 	return nil
+}
+
+// history reads what refills one pin's window. Windows follow event time:
+// a time or cron window ends at the newest observation, not at the wall
+// clock, so a source that has been quiet for a while still refills its
+// window with what the live run held.
+func (a *vdpActor) history(ctx context.Context, s Source, now time.Time) ([]Point, error) {
+	h := a.engine.cfg.History
+	if s.Since == nil {
+		return h.Recent(ctx, a.def.ProjectID, s.DataPointID, s.Count, time.Time{}, now)
+	}
+	newest, err := h.Recent(ctx, a.def.ProjectID, s.DataPointID, 1, time.Time{}, now)
+	if err != nil || len(newest) == 0 {
+		return nil, err
+	}
+	last := newest[0].Time
+	return h.Recent(ctx, a.def.ProjectID, s.DataPointID, 0, s.Since(last), last.Add(time.Microsecond))
 }
 
 func (a *vdpActor) deliver(m *delivery) {

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -247,5 +248,39 @@ func TestCrashIsolationAndHealth(t *testing.T) {
 	e.write("good", 0, 7)
 	if v := values(e.outputs("fine", 1)); fmt.Sprint(v) != "[7]" {
 		t.Fatalf("the healthy actor stopped working: %v", v)
+	}
+}
+
+// A time window refills from the source's newest observation, not from the
+// wall clock: after a restart, a source that has been quiet for months
+// still has its last window back.
+func TestRestartRefillsTimeWindowsInEventTime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cfg, err := ParseConfig(TypeFormula, []byte(`{"pins":{"P1":{"dataPointID":"src","data_range":{"time":"5m"},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cfg)
+	def, err := BuildDefinition(e.project, "avg5m", TypeFormula, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := e.engine(nil)
+	if err := eng.Start(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	e.write("src", 0, 10) // t0 lies months before the wall clock
+	e.write("src", 1, 20)
+	e.outputs("avg5m", 2)
+	eng.Shutdown(ctx)
+
+	eng2 := e.engine(nil)
+	if err := eng2.Start(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	e.write("src", 2, 60)
+	if got := values(e.outputs("avg5m", 3)); fmt.Sprint(got) != "[10 15 30]" {
+		t.Fatalf("outputs %v, want [10 15 30]: the window must hold 10, 20, 60 after the restart", got)
 	}
 }
