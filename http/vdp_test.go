@@ -209,3 +209,49 @@ func TestVDPCalculationErrorIsLoggedOnce(t *testing.T) {
 		t.Fatalf("a failed calculation emitted: %s", got.Body)
 	}
 }
+
+// readValues polls GET /v2/datapoint/timeseries until n values are there.
+func (e *testEnv) readValues(a cred, pid int64, dp string, n int) string {
+	e.t.Helper()
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r := e.do("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=%s", pid, url.QueryEscape(dp)), a, nil)
+		body = string(r.Body)
+		if r.Status == 200 && strings.Count(body, `"value"`) >= n {
+			break
+		}
+	}
+	return body
+}
+
+func TestVDPGradientAndHumidityEndToEnd(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "rate", "type", "gradient"), c.Admin, map[string]any{
+		"pins": map[string]any{"input": map[string]any{"dataPointID": "meter"}}, "parameters": map[string]any{"factorization": 60}}).want(t, 200)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "x", "type", "absolute_humidity"), c.Admin, map[string]any{
+		"pins": map[string]any{"relative_humidity": map[string]any{"dataPointID": "rh"}, "temperature": map[string]any{"dataPointID": "temp"}},
+		"parameters": map[string]any{"relative_humidity_unit": "percent"}}).want(t, 200)
+	for _, dp := range []string{"rate", "x"} {
+		e.do("POST", vdpPath(pid, "/run", "dataPointID", dp, "run", "true"), c.Admin, nil).want(t, 200)
+	}
+	upload := fmt.Sprintf("/v2/project/%d/timeseries", pid)
+	at := time.Date(2026, 7, 3, 8, 0, 0, 0, time.UTC)
+	point := func(min int, v float64) []map[string]any {
+		return []map[string]any{{"time": at.Add(time.Duration(min) * time.Minute).Format(time.RFC3339), "value": v}}
+	}
+	e.do("POST", upload, c.Admin, map[string]any{"meter": point(0, 100)}).want(t, 200)
+	e.do("POST", upload, c.Admin, map[string]any{"meter": point(2, 106)}).want(t, 200)
+	// (106 - 100) / 120 s x 60 = 3 per minute, at the second observation.
+	if got := e.readValues(c.Admin, pid, "rate", 1); !strings.Contains(got, `"time":"2026-07-03T08:02:00Z","value":3}`) {
+		t.Fatalf("gradient: %s", got)
+	}
+	e.do("POST", upload, c.Admin, map[string]any{"temp": point(0, 20)}).want(t, 200)
+	e.do("POST", upload, c.Admin, map[string]any{"rh": point(1, 50)}).want(t, 200)
+	// 20 °C, 50 %, 101325 Pa: 7.24 g/kg (Magnus, decisions.md 5).
+	got := e.readValues(c.Admin, pid, "x", 1)
+	if !strings.Contains(got, `"time":"2026-07-03T08:01:00Z","value":7.24`) {
+		t.Fatalf("absolute humidity: %s", got)
+	}
+}
