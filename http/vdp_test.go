@@ -231,7 +231,7 @@ func TestVDPGradientAndHumidityEndToEnd(t *testing.T) {
 	e.do("POST", vdpPath(pid, "", "dataPointID", "rate", "type", "gradient"), c.Admin, map[string]any{
 		"pins": map[string]any{"input": map[string]any{"dataPointID": "meter"}}, "parameters": map[string]any{"factorization": 60}}).want(t, 200)
 	e.do("POST", vdpPath(pid, "", "dataPointID", "x", "type", "absolute_humidity"), c.Admin, map[string]any{
-		"pins": map[string]any{"relative_humidity": map[string]any{"dataPointID": "rh"}, "temperature": map[string]any{"dataPointID": "temp"}},
+		"pins":       map[string]any{"relative_humidity": map[string]any{"dataPointID": "rh"}, "temperature": map[string]any{"dataPointID": "temp"}},
 		"parameters": map[string]any{"relative_humidity_unit": "percent"}}).want(t, 200)
 	for _, dp := range []string{"rate", "x"} {
 		e.do("POST", vdpPath(pid, "/run", "dataPointID", dp, "run", "true"), c.Admin, nil).want(t, 200)
