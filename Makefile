@@ -10,6 +10,7 @@
 #   make bench-export  GET /v2/datapoint/timeseries over 20M rows (goals: p50 <= 2 ms newest 1000, <= 5 ms 30-day hourly)
 #   make bench-csv   CSV import of 1M lines, streamed (goal: >= 300,000 lines/s)
 #   make bench-ingest  2M observations through Kafka vs raw COPY (goals: >= 200,000 obs/s, ratio >= 0.8)
+#   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -26,7 +27,7 @@ export DEBIAN_FRONTEND := noninteractive
 GO ?= go
 UI_DIST := http/ui/dist
 
-.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv bench-ingest
+.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp
 
 all: build
 
@@ -94,6 +95,14 @@ bench-csv: build
 # then the same rows go through a raw pgx CopyFrom (bench/ingest.go).
 bench-ingest: deps-test build
 	bash scripts/kafka.sh run ./bin/bdp-bench ingest -bdp bin/bdp
+
+# 10,000 formula virtual datapoints (two pins, count 10, mean, every_value)
+# run in process over the real pipeline and a throwaway PostgreSQL, fed
+# 50,000 source observations/s for 60 s (bench/vdp.go); the last line is one
+# JSON object with outputs_per_s, latency_p50_ms, latency_p99_ms (source
+# stored -> output stored) and heap_bytes_per_vdp.
+bench-vdp: build
+	./bin/bdp-bench vdp
 
 clean:
 	rm -rf bin

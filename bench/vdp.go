@@ -1,0 +1,677 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// VDPOptions shape the virtual-datapoint scenario; zero values take the
+// defaults of the issue's figure.
+type VDPOptions struct {
+	VDPs     int           // running formula datapoints; default 10,000
+	Rate     int           // source observations per second; default 50,000
+	PerWrite int           // observations per Batcher.Write; default 1,000
+	Writers  int           // goroutines feeding the batcher; default 8
+	Duration time.Duration // how long the feed runs; default 60 s
+	// Sample: the latency of every Sample-th virtual datapoint is
+	// recorded (default 10). Every tap on the router is one more
+	// subscriber the batcher's writer goroutine calls after each commit,
+	// so tapping all of them would load the path being measured.
+	Sample int
+	// Drain bounds the wait for outputs still pending when the feed
+	// stops; default 10 s.
+	Drain time.Duration
+	// BatchWait is the batcher's MaxWait; zero keeps the pipeline's
+	// default, which is what bdp serve runs with.
+	BatchWait time.Duration
+
+	Progress    io.Writer // progress lines; nil for none
+	CPUProfile  io.Writer // if set, a CPU profile of the feed and drain
+	HeapProfile io.Writer // if set, a heap profile taken when heap_bytes_per_vdp is measured
+	// FeedHeapProfile, if set, gets a heap profile at the end of the
+	// feed: its alloc_space minus HeapProfile's (pprof -base) is what the
+	// feed allocated, which is what keeps the garbage collector busy.
+	FeedHeapProfile io.Writer
+}
+
+func (o *VDPOptions) fill() error {
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&o.VDPs, 10_000)
+	def(&o.Rate, 50_000)
+	def(&o.PerWrite, 1_000)
+	def(&o.Writers, 8)
+	def(&o.Sample, 10)
+	if o.Duration == 0 {
+		o.Duration = time.Minute
+	}
+	if o.Drain == 0 {
+		o.Drain = 10 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.VDPs < 1 || o.Rate < 1 || o.PerWrite < 1 || o.Writers < 1 || o.Sample < 1 || o.Duration < 0 || o.Drain < 0 || o.BatchWait < 0 {
+		return fmt.Errorf("vdp: every count must be positive: %+v", *o)
+	}
+	return nil
+}
+
+// The shape of every virtual datapoint: the issue's "two pins, count
+// window 10, mean, every_value".
+const (
+	vdpWindow  = 10
+	vdpFormula = "(P1 + P2) / 2"
+)
+
+// srcBench labels the fed observations in the pipeline's metrics, so
+// inputs and outputs (source "vdp") are counted apart.
+const srcBench pipeline.Source = "bench"
+
+// VDP measures the virtual-datapoint engine under load (the issue's
+// figure): opts.VDPs formula datapoints, each reading two sources of its
+// own through a count-10 mean every_value pin, fed opts.Rate source
+// observations per second through the pipeline.
+//
+// The engine runs in this process, over the real store, batcher and
+// router and a throwaway PostgreSQL, rather than behind `bdp serve`: the
+// latency asked for is from a source observation being stored to its
+// output being stored, and the one place that sees both commits is the
+// pipeline's router (it is handed every batch after its commit, in
+// commit order). A subscriber there timestamps both ends exactly; an
+// out-of-process bdp serve has no such hook, and polling the database
+// would measure the poll. The heap per datapoint likewise needs the
+// engine's own process.
+//
+// Each virtual datapoint i reads sources s(2i) and s(2i+1), which nobody
+// else reads: one source observation then causes exactly one output, so
+// "outputs keep pace with inputs" means outputs_per_s ≈ inputs_per_s, and
+// outputs still pending are simply inputs stored − outputs stored. (Shared
+// sources would make each input fan out to several outputs and blur that
+// comparison.)
+func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
+
+	// The throwaway cluster is configured like bdp serve's managed one
+	// (PostgreSQL's defaults, shared_buffers 128 MB) except that it does
+	// not fsync: commits here are cheaper than on a durable database.
+	progress("starting PostgreSQL")
+	cluster, stopPG, err := pgcluster.StartForTests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer stopPG()
+	st, err := store.Open(ctx, cluster.URL())
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	project, err := vdpProject(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+
+	// The pipeline as bdp serve builds it (cmd/bdp/serve.go startPipeline):
+	// default batching unless opts.BatchWait says otherwise, partitions of
+	// the coming weeks made up front.
+	now := time.Now().UTC()
+	if err := st.EnsureUpcomingPartitions(ctx, now); err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	router := pipeline.NewRouter()
+	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{MaxWait: opts.BatchWait}, st, router, reg)
+	if err != nil {
+		return nil, err
+	}
+	go batcher.Run()
+	defer batcher.Stop()
+
+	f := newVDPFeed(project, opts, now)
+	progress("storing %d observations of history (%d sources x %d)", f.sources*vdpWindow, f.sources, vdpWindow)
+	if err := f.preload(ctx, batcher); err != nil {
+		return nil, err
+	}
+
+	// Heap: a baseline once the engine exists without actors, then again
+	// once every actor runs with full windows. The engine's fixed cost
+	// (actor system, process registry) is not per datapoint and is
+	// reported apart.
+	beforeEngine := heapAfterGC()
+	if opts.HeapProfile != nil {
+		// Sampled finely (every 4 KiB rather than 512 KiB), so the profile
+		// accounts for the delta per datapoint; kept for the feed, as a
+		// profile scales its samples by the rate when it is written. Not
+		// every byte (rate 1): each sampled object that stays live carries
+		// a record every GC cycle walks, which would skew the latencies.
+		// Profiled runs are for finding costs, not for the figures.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 4096
+	}
+	history := &countingHistory{History: actors.StoreHistory{Store: st}}
+	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: history,
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return nil, err
+	}
+	// Shutdown stops the actors before the deferred batcher.Stop runs.
+	defer engine.Shutdown(context.Background())
+	before := heapAfterGC()
+	progress("starting %d virtual datapoints", opts.VDPs)
+	startedAt := time.Now()
+	if err := startVDPs(ctx, engine, project, opts.VDPs); err != nil {
+		return nil, err
+	}
+	startSeconds := time.Since(startedAt).Seconds()
+	// The windows are full when the history the actors read at start held
+	// vdpWindow observations for every pin: count windows keep exactly
+	// that, and nothing has been fed live yet.
+	if got, want := history.points.Load(), int64(2*opts.VDPs*vdpWindow); got != want {
+		return nil, fmt.Errorf("windows not full: the actors read %d observations of history, want %d", got, want)
+	}
+	after := heapAfterGC()
+	heapPerVDP := float64(int64(after)-int64(before)) / float64(opts.VDPs)
+	if opts.HeapProfile != nil {
+		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
+			return nil, err
+		}
+	}
+	progress("started in %.1f s; heap %.0f bytes per virtual datapoint", startSeconds, heapPerVDP)
+
+	lat := newLatencyTaps(router, project, opts, f)
+	defer lat.close()
+
+	if opts.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	progress("feeding %d observations/s for %s", opts.Rate, opts.Duration)
+	load := loadAverage()
+	inBase, outBase := storedCount(reg, srcBench), storedCount(reg, actors.SourceVDP)
+	// 0.032 is a bucket bound of bdp_pipeline_flush_seconds.
+	flushBase, flushSecondsBase, slowBase := histogram(reg, "bdp_pipeline_flush_seconds", 0.032)
+	feedStart := time.Now()
+	if err := f.run(ctx, batcher); err != nil {
+		return nil, err
+	}
+	// The feed window: the configured duration, or longer when the last
+	// write's commit came after it (the last write is due one interval
+	// before the end, so usually it does not).
+	feedSeconds := max(time.Since(feedStart).Seconds(), opts.Duration.Seconds())
+	inputs := storedCount(reg, srcBench) - inBase
+	outputs := storedCount(reg, actors.SourceVDP) - outBase
+	backlog := inputs - outputs
+
+	// Every stored input causes exactly one output, so the backlog is
+	// drained when the two counts meet.
+	drainStart := time.Now()
+	drained := backlog == 0
+	for !drained && time.Since(drainStart) < opts.Drain && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+		drained = storedCount(reg, actors.SourceVDP)-outBase >= inputs
+	}
+	drainMS := float64(time.Since(drainStart).Microseconds()) / 1000
+	if backlog == 0 {
+		drainMS = 0
+	}
+	pending := inputs - (storedCount(reg, actors.SourceVDP) - outBase)
+	// How the batcher spent the run: what limits latency is mostly how
+	// long one commit takes and how many there are.
+	flushes, flushSeconds, slow := histogram(reg, "bdp_pipeline_flush_seconds", 0.032)
+	flushes -= flushBase
+	flushSeconds -= flushSecondsBase
+	slow -= slowBase
+	if opts.CPUProfile != nil {
+		pprof.StopCPUProfile()
+	}
+	if opts.FeedHeapProfile != nil {
+		if err := pprof.Lookup("heap").WriteTo(opts.FeedHeapProfile, 0); err != nil {
+			return nil, err
+		}
+	}
+	p50, p99, samples := lat.percentiles()
+	lat.close()
+	heapEnd := heapAfterGC()
+	progress("fed %.0f inputs/s, %.0f outputs/s; p50 %.1f ms, p99 %.1f ms over %d samples; backlog %d drained in %.0f ms",
+		inputs/feedSeconds, outputs/feedSeconds, p50, p99, samples, int64(backlog), drainMS)
+
+	res := map[string]any{
+		"scenario": "vdp", "vdps": opts.VDPs, "sources": f.sources, "duration_s": round(opts.Duration.Seconds()),
+		"feed_s": round(feedSeconds), "target_inputs_per_s": opts.Rate,
+		"inputs_per_s": int(inputs / feedSeconds), "outputs_per_s": int(outputs / feedSeconds),
+		"latency_p50_ms": round(p50), "latency_p99_ms": round(p99), "latency_samples": samples,
+		"heap_bytes_per_vdp": int(heapPerVDP), "engine_heap_bytes": int64(before) - int64(beforeEngine),
+		// The same after the run: windows and mailboxes in their steady
+		// state (the pipeline's garbage is collected, pools stay).
+		"heap_bytes_per_vdp_after_feed": int(float64(int64(heapEnd)-int64(before)) / float64(opts.VDPs)),
+		"start_s":                       round(startSeconds),
+		// The host's 1-minute load average when the feed began: PostgreSQL
+		// and the engine share its CPUs, so anything else running skews
+		// the figures.
+		"loadavg_at_start": load,
+		"cpus":             runtime.NumCPU(),
+		"backlog_at_end":   int64(backlog), "drain_ms": round(drainMS), "drained": drained,
+	}
+	if flushes > 0 {
+		stored := storedCount(reg, srcBench) - inBase + storedCount(reg, actors.SourceVDP) - outBase
+		res["flushes_per_s"] = round(float64(flushes) / feedSeconds)
+		res["mean_batch_obs"] = int(stored / float64(flushes))
+		res["mean_flush_ms"] = round(flushSeconds / float64(flushes) * 1000)
+		res["batcher_busy"] = round(flushSeconds / (feedSeconds + drainMS/1000))
+		// Every output queued behind a slow commit waits for it: these
+		// make the latency tail.
+		res["flushes_over_32ms"] = slow
+	}
+	if !drained {
+		res["pending_after_drain"] = int64(pending)
+	}
+	if err := f.err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// vdpProject makes the company and project everything belongs to.
+func vdpProject(ctx context.Context, st *store.Store) (int64, error) {
+	if _, err := st.Migrate(ctx); err != nil {
+		return 0, err
+	}
+	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "bench"},
+		store.NewUser{FirstName: "B", LastName: "Bench", Email: "bench@example.com", PasswordHash: "unused"}, nil)
+	if err != nil {
+		return 0, err
+	}
+	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "bench"}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return p.ID, nil
+}
+
+func vdpName(i int) string    { return fmt.Sprintf("v%05d", i) }
+func sourceName(i int) string { return fmt.Sprintf("s%05d", i) }
+
+// vdpDefinition builds virtual datapoint i the way the HTTP layer does:
+// the body validated and defaulted by ParseConfig, stored in its marshalled
+// form, turned into a Definition by BuildDefinition (as Resume does).
+func vdpDefinition(project int64, i int) (actors.Definition, error) {
+	pin := func(src int) map[string]any {
+		return map[string]any{"dataPointID": sourceName(src), "data_range": map[string]any{"count": vdpWindow},
+			"aggregate": "mean", "trigger": "every_value"}
+	}
+	body, err := json.Marshal(map[string]any{
+		"pins":       map[string]any{"P1": pin(2 * i), "P2": pin(2*i + 1)},
+		"parameters": map[string]any{"formula": vdpFormula},
+	})
+	if err != nil {
+		return actors.Definition{}, err
+	}
+	cfg, err := actors.ParseConfig(actors.TypeFormula, body)
+	if err != nil {
+		return actors.Definition{}, err
+	}
+	stored, err := json.Marshal(cfg)
+	if err != nil {
+		return actors.Definition{}, err
+	}
+	return actors.BuildDefinition(project, vdpName(i), actors.TypeFormula, stored)
+}
+
+// startVDPs starts every virtual datapoint, a few at a time: each start
+// reads its pins' history, and the store's pool serves several at once.
+func startVDPs(ctx context.Context, engine *actors.Engine, project int64, n int) error {
+	const parallel = 16
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, parallel)
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				def, err := vdpDefinition(project, i)
+				if err == nil {
+					err = engine.Start(ctx, def)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("start %s: %w", vdpName(i), err)
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// heapAfterGC is the live heap: twice GC, so objects freed by finalizers
+// of the first round are gone too.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// countingHistory counts the observations the actors read to fill their
+// windows, which proves the windows full before the heap is measured.
+type countingHistory struct {
+	actors.History
+	points atomic.Int64
+}
+
+func (h *countingHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]actors.Point, error) {
+	pts, err := h.History.Recent(ctx, projectID, dataPointID, count, since, end)
+	h.points.Add(int64(len(pts)))
+	return pts, err
+}
+
+// storedCount reads the pipeline's own counter of committed observations
+// of one source: it costs the measured path nothing.
+func storedCount(reg *prometheus.Registry, src pipeline.Source) float64 {
+	families, err := reg.Gather()
+	if err != nil {
+		return 0
+	}
+	for _, f := range families {
+		if f.GetName() != "bdp_pipeline_observations_stored_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "source" && l.GetValue() == string(src) {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// loadAverage is the 1-minute load average, -1 where /proc has none.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return -1
+	}
+	return l
+}
+
+// histogram reads the count and sum of one of the pipeline's histograms,
+// and how many of its samples exceed over.
+func histogram(reg *prometheus.Registry, name string, over float64) (count uint64, sum float64, above uint64) {
+	families, err := reg.Gather()
+	if err != nil {
+		return 0, 0, 0
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			h := f.GetMetric()[0].GetHistogram()
+			above = h.GetSampleCount()
+			for _, b := range h.GetBucket() {
+				if b.GetUpperBound() == over {
+					above -= b.GetCumulativeCount()
+				}
+			}
+			return h.GetSampleCount(), h.GetSampleSum(), above
+		}
+	}
+	return 0, 0, 0
+}
+
+// vdpFeed generates the source observations. Observation k (k < 0 for the
+// history stored before the actors start) belongs to source k mod sources
+// and is at base + k·step: times increase per source, and no two
+// observations share a time, so an output (whose time is its triggering
+// observation's, for every_value) names its input by its time alone.
+// step is 1/Rate, so event time runs at about the pace of the wall clock.
+type vdpFeed struct {
+	project  int64
+	opts     VDPOptions
+	sources  int
+	names    []string // of the sources, made once
+	base     time.Time
+	step     time.Duration
+	mu       sync.Mutex
+	failures int
+	firstErr error
+}
+
+func newVDPFeed(project int64, opts VDPOptions, now time.Time) *vdpFeed {
+	f := &vdpFeed{project: project, opts: opts, sources: 2 * opts.VDPs, base: now.Truncate(time.Second)}
+	// PostgreSQL keeps microseconds: a finer step would make two
+	// observations equal once stored, and history differ from live.
+	f.step = max(time.Second/time.Duration(opts.Rate)/time.Microsecond*time.Microsecond, time.Microsecond)
+	f.names = make([]string, f.sources)
+	for i := range f.names {
+		f.names[i] = sourceName(i)
+	}
+	return f
+}
+
+func (f *vdpFeed) obs(k int) pipeline.Observation {
+	s := ((k % f.sources) + f.sources) % f.sources
+	return pipeline.Observation{ProjectID: f.project, DataPointID: f.names[s],
+		Time: f.base.Add(time.Duration(k) * f.step), Value: float64(k%1000) / 10}
+}
+
+// preload stores vdpWindow observations of every source, for the actors
+// to read as history, and one old observation of every output datapoint:
+// in a platform that runs, an output datapoint exists and the batcher has
+// its row id cached; without this the first second of the feed would
+// create 10,000 datapoints and measure that instead.
+func (f *vdpFeed) preload(ctx context.Context, b *pipeline.Batcher) error {
+	var batch []pipeline.Observation
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := b.Write(ctx, srcBench, batch)
+		batch = nil // the batcher owns the slice now
+		return err
+	}
+	for k := -vdpWindow * f.sources; k < 0; k++ {
+		batch = append(batch, f.obs(k))
+		if len(batch) == 10_000 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	old := f.base.Add(-time.Hour)
+	for i := range f.opts.VDPs {
+		batch = append(batch, pipeline.Observation{ProjectID: f.project, DataPointID: vdpName(i), Time: old, Value: 0})
+	}
+	return flush()
+}
+
+// run feeds opts.Rate observations a second for opts.Duration in writes of
+// PerWrite, paced by the wall clock: write j is due at j·PerWrite/Rate
+// after the start. Writers take the writes from a queue as deep as there
+// are writers; when all are waiting for commits and the queue is full, the
+// pacer blocks and falls behind, which shows as inputs_per_s below the
+// target rather than as a burst later. run returns once every write is
+// answered.
+func (f *vdpFeed) run(ctx context.Context, b *pipeline.Batcher) error {
+	total := int(f.opts.Duration.Seconds() * float64(f.opts.Rate))
+	writes := (total + f.opts.PerWrite - 1) / f.opts.PerWrite
+	queue := make(chan []pipeline.Observation, f.opts.Writers)
+	var wg sync.WaitGroup
+	for range f.opts.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for obs := range queue {
+				if err := b.Write(ctx, srcBench, obs); err != nil {
+					f.fail(err)
+				}
+			}
+		}()
+	}
+	interval := time.Duration(float64(time.Second) * float64(f.opts.PerWrite) / float64(f.opts.Rate))
+	tick := time.NewTicker(min(interval, 10*time.Millisecond))
+	defer tick.Stop()
+	start := time.Now()
+	k := 0
+	for j := 0; j < writes && ctx.Err() == nil; {
+		due := min(int(time.Since(start)/interval)+1, writes)
+		for ; j < due; j++ {
+			n := min(f.opts.PerWrite, total-k)
+			obs := make([]pipeline.Observation, n)
+			for i := range obs {
+				obs[i] = f.obs(k + i)
+			}
+			k += n
+			select {
+			case queue <- obs:
+			case <-ctx.Done():
+			}
+		}
+		if j == writes {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+		}
+	}
+	close(queue)
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (f *vdpFeed) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures++; f.firstErr == nil {
+		f.firstErr = err
+	}
+}
+
+func (f *vdpFeed) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failures > 0 {
+		return fmt.Errorf("%d writes of the feed failed; the first: %w", f.failures, f.firstErr)
+	}
+	return nil
+}
+
+// latencyTaps subscribe to the router beside the actors, for every
+// Sample-th virtual datapoint: to its two sources, noting when each
+// observation was stored, and to its output, which closes the interval.
+// The router calls both on the batcher's writer goroutine, right after
+// each commit; a source's delivery comes before the output it causes,
+// which can only commit in a later batch. Entries leave the map when their
+// output arrives, so it holds the in-flight ones only.
+type latencyTaps struct {
+	mu      sync.Mutex
+	stored  map[int64]time.Time // input time (UnixNano) -> when it was stored
+	samples []time.Duration
+	unsub   []func()
+}
+
+func newLatencyTaps(router *pipeline.Router, project int64, opts VDPOptions, f *vdpFeed) *latencyTaps {
+	n := (opts.VDPs + opts.Sample - 1) / opts.Sample
+	perS := 2 * n * opts.Rate / f.sources
+	l := &latencyTaps{stored: make(map[int64]time.Time, perS),
+		samples: make([]time.Duration, 0, perS*int(opts.Duration.Seconds()+1))}
+	for i := 0; i < opts.VDPs; i += opts.Sample {
+		l.unsub = append(l.unsub,
+			router.Subscribe(project, sourceName(2*i), inputTap{l}),
+			router.Subscribe(project, sourceName(2*i+1), inputTap{l}),
+			router.Subscribe(project, vdpName(i), outputTap{l}))
+	}
+	return l
+}
+
+type inputTap struct{ l *latencyTaps }
+
+func (t inputTap) Deliver(obs []pipeline.Observation) {
+	now := time.Now()
+	t.l.mu.Lock()
+	defer t.l.mu.Unlock()
+	if t.l.stored == nil {
+		return // closed; a delivery already under way when it was
+	}
+	for _, o := range obs {
+		t.l.stored[o.Time.UnixNano()] = now
+	}
+}
+
+type outputTap struct{ l *latencyTaps }
+
+func (t outputTap) Deliver(obs []pipeline.Observation) {
+	now := time.Now()
+	t.l.mu.Lock()
+	defer t.l.mu.Unlock()
+	for _, o := range obs {
+		k := o.Time.UnixNano()
+		if at, ok := t.l.stored[k]; ok {
+			t.l.samples = append(t.l.samples, now.Sub(at))
+			delete(t.l.stored, k)
+		}
+	}
+}
+
+// percentiles are in milliseconds, over every sample so far.
+func (l *latencyTaps) percentiles() (p50, p99 float64, n int) {
+	l.mu.Lock()
+	s := slices.Clone(l.samples)
+	l.mu.Unlock()
+	if len(s) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(s)
+	at := func(q float64) float64 {
+		return float64(s[min(int(q*float64(len(s))), len(s)-1)].Microseconds()) / 1000
+	}
+	return at(0.50), at(0.99), len(s)
+}
+
+// close unsubscribes and lets the samples go; safe to call twice.
+func (l *latencyTaps) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, u := range l.unsub {
+		u()
+	}
+	l.unsub, l.stored, l.samples = nil, nil, nil
+}
