@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -129,8 +128,9 @@ func (a *vdpActor) deliver(m *delivery) {
 	}
 }
 
-// write stores outputs through the pipeline, like any observation, so they
-// are routed on to subscribers (another virtual datapoint, later MQTT).
+// write hands outputs to the engine's writer, which stores them through
+// the pipeline like any observation, so they are routed on to subscribers
+// (another virtual datapoint, later MQTT).
 func (a *vdpActor) write(out []Point) {
 	a.reportError()
 	if len(out) == 0 {
@@ -140,12 +140,7 @@ func (a *vdpActor) write(out []Point) {
 	for i, p := range out {
 		obs[i] = pipeline.Observation{ProjectID: a.def.ProjectID, DataPointID: a.def.DataPointID, Time: p.Time, Value: p.Value}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.engine.cfg.Sink.Write(ctx, SourceVDP, obs); err != nil {
-		a.engine.cfg.Log.Error("write virtual datapoint output", slog.Int64("project_id", a.def.ProjectID),
-			slog.String("dataPointID", a.def.DataPointID), slog.Any("error", err))
-	}
+	a.engine.outputs <- obs
 }
 
 // reportError passes on the calculator's latest error, at most once every

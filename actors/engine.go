@@ -59,7 +59,19 @@ type Engine struct {
 	mu      sync.Mutex
 	running map[Key]*actor.PID
 	keys    map[string]Key // PID id -> key, for the supervisor's reports
+
+	// outputs carries what actors calculated to the one writer goroutine,
+	// which stores everything waiting in one pipeline write while the
+	// previous one commits: an actor never waits for a commit, and ten
+	// thousand actors make a few large batches instead of many small ones.
+	outputs     chan []pipeline.Observation
+	writerDone  chan struct{}
+	closeWriter sync.Once
 }
+
+// outputQueue bounds the outputs waiting for the writer; a full queue
+// makes actors wait (backpressure) instead of memory growing.
+const outputQueue = 4096
 
 // New starts the actor system and the supervisor.
 func New(cfg EngineConfig) (*Engine, error) {
@@ -79,7 +91,9 @@ func New(cfg EngineConfig) (*Engine, error) {
 	// lines (system started, dead letters on stop) are noise to operators.
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, keys: map[string]Key{}}
+	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, keys: map[string]Key{},
+		outputs: make(chan []pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
+	go e.writeOutputs()
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{engine: e} },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
 	e.supervisor = e.system.Root.Spawn(props)
@@ -171,6 +185,37 @@ func (e *Engine) Shutdown(ctx context.Context) {
 		}
 	}
 	_ = e.system.Root.StopFuture(e.supervisor).Wait()
+	e.closeWriter.Do(func() { close(e.outputs) })
+	<-e.writerDone
+}
+
+// writeOutputs is the engine's one writer: it takes whatever outputs are
+// waiting, up to maxOutputBatch observations, and stores them in one
+// write, in the order the actors sent them. It ends when Shutdown closes
+// the queue, after the last outputs are stored.
+func (e *Engine) writeOutputs() {
+	defer close(e.writerDone)
+	const maxOutputBatch = 50_000
+	for first := range e.outputs {
+		batch := first
+	gather:
+		for len(batch) < maxOutputBatch {
+			select {
+			case more, ok := <-e.outputs:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, more...)
+			default:
+				break gather
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := e.cfg.Sink.Write(ctx, SourceVDP, batch); err != nil {
+			e.cfg.Log.Error("write virtual datapoint outputs", slog.Int("observations", len(batch)), slog.Any("error", err))
+		}
+		cancel()
+	}
 }
 
 func (e *Engine) forget(k Key) {

@@ -274,6 +274,11 @@ listen_addresses = '127.0.0.1'
 # loopback with a password is all bdp uses.
 unix_socket_directories = ''
 max_connections = 200
+# The write path's index pages of the current week must stay in memory:
+# with the default 128MB, 10,000 live datapoints push PostgreSQL into
+# writing pages out itself and commits slow down several times over
+# (bdp-bench vdp). Shared memory is only touched as it fills.
+shared_buffers = '1GB'
 `
 	if throwaway {
 		conf += `# Throwaway test cluster: speed over crash safety.
