@@ -19,8 +19,10 @@ type vdpActor struct {
 	started chan error // first start only; nil afterwards
 
 	calc     Calculator
-	pins     map[string][]string  // source dataPointID -> its pins
-	loadedTo map[string]time.Time // per pin: history read up to here
+	// pins lists each pin with its source and how far its history was read
+	// at start. A slice, not maps: at most five entries, and ten thousand
+	// actors would pay for map buckets.
+	pins []pinSource
 	unsub    []func()
 	timer    *time.Timer
 	reported time.Time // when a calculation error was last reported
@@ -63,13 +65,13 @@ func (a *vdpActor) start(ctx actor.Context) error {
 	if err != nil {
 		return err
 	}
-	a.calc, a.pins, a.loadedTo = calc, map[string][]string{}, map[string]time.Time{}
+	a.calc, a.pins = calc, a.pins[:0]
 	sources := calc.Sources()
 	// Subscribe first: what is stored while history loads waits in the
 	// mailbox; loadedTo then skips what the history already had.
 	seen := map[string]bool{}
 	for _, s := range sources {
-		a.pins[s.DataPointID] = append(a.pins[s.DataPointID], s.Pin)
+		a.pins = append(a.pins, pinSource{pin: s.Pin, dataPointID: s.DataPointID})
 		if !seen[s.DataPointID] {
 			seen[s.DataPointID] = true
 			sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self(), dataPointID: s.DataPointID}
@@ -79,7 +81,7 @@ func (a *vdpActor) start(ctx actor.Context) error {
 	now := a.engine.cfg.Now()
 	hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, s := range sources {
+	for i, s := range sources {
 		pts, err := a.history(hctx, s, now)
 		if err != nil {
 			return fmt.Errorf("history of %s: %w", s.DataPointID, err)
@@ -90,7 +92,7 @@ func (a *vdpActor) start(ctx actor.Context) error {
 			_ = calc.Observe(s.Pin, p)
 		}
 		if len(pts) > 0 {
-			a.loadedTo[s.Pin] = pts[len(pts)-1].Time
+			a.pins[i].loadedTo = pts[len(pts)-1].Time
 		}
 	}
 	if es, ok := calc.(errorSource); ok {
@@ -118,14 +120,23 @@ func (a *vdpActor) history(ctx context.Context, s Source, now time.Time) ([]Poin
 }
 
 func (a *vdpActor) deliver(m *delivery) {
-	for _, pin := range a.pins[m.dataPointID] {
+	for _, p := range a.pins {
+		if p.dataPointID != m.dataPointID {
+			continue
+		}
 		for _, o := range m.obs {
-			if !o.Time.After(a.loadedTo[pin]) {
+			if !o.Time.After(p.loadedTo) {
 				continue // already in the history read at start
 			}
-			a.write(a.calc.Observe(pin, Point{Time: o.Time, Value: o.Value}))
+			a.write(a.calc.Observe(p.pin, Point{Time: o.Time, Value: o.Value}))
 		}
 	}
+}
+
+// pinSource is one pin of the actor's calculator.
+type pinSource struct {
+	pin, dataPointID string
+	loadedTo         time.Time // history read up to here at start
 }
 
 // write hands outputs to the engine's writer, which stores them through

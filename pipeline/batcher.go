@@ -22,7 +22,7 @@ type ObservationStore interface {
 // BatcherConfig tunes batching; zero values take the defaults.
 type BatcherConfig struct {
 	MaxBatch   int           // observations per transaction; default 10,000
-	MaxWait    time.Duration // how long the first request of a batch waits for company; default 5 ms
+	MaxWait    time.Duration // how long the first request of a batch waits for company; default 2 ms
 	QueueDepth int           // requests waiting before Write blocks (backpressure); default 256
 }
 
@@ -31,7 +31,7 @@ func (c *BatcherConfig) fill() error {
 		c.MaxBatch = 10_000
 	}
 	if c.MaxWait == 0 {
-		c.MaxWait = 5 * time.Millisecond
+		c.MaxWait = 2 * time.Millisecond
 	}
 	if c.QueueDepth == 0 {
 		c.QueueDepth = 256
