@@ -18,11 +18,11 @@ type vdpActor struct {
 	def     Definition
 	started chan error // first start only; nil afterwards
 
-	calc     Calculator
+	calc Calculator
 	// pins lists each pin with its source and how far its history was read
 	// at start. A slice, not maps: at most five entries, and ten thousand
 	// actors would pay for map buckets.
-	pins []pinSource
+	pins     []pinSource
 	unsub    []func()
 	timer    *time.Timer
 	reported time.Time // when a calculation error was last reported
