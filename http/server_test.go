@@ -34,17 +34,7 @@ var testCluster *pgcluster.Cluster
 const testOperatorToken = "operator-token-for-tests-0123456789"
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	c, cleanup, err := pgcluster.StartForTests(ctx)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
-		os.Exit(1)
-	}
-	testCluster = c
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
 var dbSeq atomic.Int64

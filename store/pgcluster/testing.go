@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 )
 
@@ -37,4 +38,23 @@ func StartForTests(ctx context.Context) (*Cluster, func(), error) {
 		}
 	}
 	return c, cleanup, nil
+}
+
+// RunTests is a test package's TestMain body: it starts a throwaway
+// cluster, hands it to use, runs the tests, stops the cluster and exits
+// with the tests' code.
+//
+//	func TestMain(m *testing.M) { pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c }) }
+func RunTests(m *testing.M, use func(*Cluster)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, cleanup, err := StartForTests(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		os.Exit(1)
+	}
+	use(c)
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
