@@ -97,11 +97,14 @@ func (s *Server) readableDatapointIDs(c *fiber.Ctx, cl *call) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(dps))
-	for _, d := range dps {
-		if cl.Perms.DatapointAccess(cl.ProjectID, rbac.Datapoint{ID: d.ID, Tags: d.Tags}).Read {
-			ids = append(ids, d.ID)
-		}
+	all := make([]rbac.Datapoint, len(dps))
+	for i, d := range dps {
+		all[i] = rbac.Datapoint{ID: d.ID, Tags: d.Tags}
+	}
+	readable := cl.Perms.FilterDatapoints(cl.ProjectID, all, false)
+	ids := make([]string, len(readable))
+	for i, d := range readable {
+		ids[i] = d.ID
 	}
 	return ids, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -132,6 +131,3 @@ func (s *Store) CompanyUsers(ctx context.Context, companyID int64) ([]UserSummar
 		return u, err
 	})
 }
-
-// NormalizeEmail trims an email address; comparisons ignore case in SQL.
-func NormalizeEmail(e string) string { return strings.TrimSpace(e) }
