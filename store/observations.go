@@ -106,20 +106,24 @@ func (s *Store) WriteObservations(ctx context.Context, rows []Row) error {
 	if err := s.ensurePartitionsFor(ctx, rows); err != nil {
 		return err
 	}
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SAVEPOINT fast_path`); err != nil {
-			return err
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"observations"}, []string{"datapoint", "time", "value"}, rowSource(rows))
-		var pe *pgconn.PgError
-		if err == nil || !errors.As(err, &pe) || pe.Code != "23505" {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT fast_path`); err != nil {
-			return err
-		}
-		return upsertObservations(ctx, tx, rows)
-	})
+	return s.tx(ctx, func(tx pgx.Tx) error { return insertRows(ctx, tx, rows) })
+}
+
+// insertRows writes rows inside tx: a COPY straight into observations,
+// and, when that meets a stored row, the staging upsert instead.
+func insertRows(ctx context.Context, tx pgx.Tx, rows []Row) error {
+	if _, err := tx.Exec(ctx, `SAVEPOINT fast_path`); err != nil {
+		return err
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"observations"}, []string{"datapoint", "time", "value"}, rowSource(rows))
+	var pe *pgconn.PgError
+	if err == nil || !errors.As(err, &pe) || pe.Code != "23505" {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT fast_path`); err != nil {
+		return err
+	}
+	return upsertObservations(ctx, tx, rows)
 }
 
 // compareRows orders rows as the primary key does: datapoint, time.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/openbdp/bdp/fault"
 )
@@ -73,20 +72,9 @@ func (s *Store) ReplaceOutputs(ctx context.Context, projectID int64, dataPointID
 		if len(rows) == 0 {
 			return nil
 		}
-		// The fast path of WriteObservations: a COPY, and the upsert only
-		// when a concurrent writer got a row in after the delete.
-		if _, err := tx.Exec(ctx, `SAVEPOINT fast_path`); err != nil {
-			return err
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"observations"}, []string{"datapoint", "time", "value"}, rowSource(rows))
-		var pe *pgconn.PgError
-		if err == nil || !errors.As(err, &pe) || pe.Code != "23505" {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT fast_path`); err != nil {
-			return err
-		}
-		return upsertObservations(ctx, tx, rows)
+		// The upsert fallback matters when a live write got a row in after
+		// the delete.
+		return insertRows(ctx, tx, rows)
 	})
 }
 
