@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,8 +27,6 @@ func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
-var dbSeq atomic.Int64
-
 type env struct {
 	t       *testing.T
 	store   *store.Store
@@ -40,10 +37,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	ctx := context.Background()
-	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("actors_%d_%d", os.Getpid(), dbSeq.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := testCluster.TestDatabase(t)
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

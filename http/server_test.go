@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	nethttp "net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,8 +36,6 @@ func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
-var dbSeq atomic.Int64
-
 // testEnv is one running server with its own database.
 type testEnv struct {
 	t     *testing.T
@@ -54,10 +51,7 @@ var fastHash = auth.HashParams{Time: 1, Memory: 1024, Threads: 1}
 func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("test_%d_%d", os.Getpid(), dbSeq.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := testCluster.TestDatabase(t)
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,8 +20,6 @@ func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
-var dbSeq atomic.Int64
-
 // testDB is a migrated database with one company and project.
 type testDB struct {
 	store     *store.Store
@@ -35,10 +30,7 @@ type testDB struct {
 func newTestDB(t testing.TB) *testDB {
 	t.Helper()
 	ctx := context.Background()
-	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("pipeline_%d_%d", os.Getpid(), dbSeq.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := testCluster.TestDatabase(t)
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,15 +17,10 @@ func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
-var dbSeq atomic.Int64
-
 func newTestStore(t *testing.T) *Store {
 	t.Helper()
 	ctx := context.Background()
-	url, err := testCluster.CreateDatabase(ctx, fmt.Sprintf("store_%d_%d", os.Getpid(), dbSeq.Add(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url := testCluster.TestDatabase(t)
 	s, err := Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

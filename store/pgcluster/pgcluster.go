@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +49,7 @@ type Options struct {
 
 // Cluster is a running PostgreSQL server started by Start.
 type Cluster struct {
+	testDBs  atomic.Int64 // databases made by TestDatabase, for their names
 	dir      string
 	bin      binaries
 	user     *serverUser // nil: the server runs as the current user

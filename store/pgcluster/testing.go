@@ -58,3 +58,16 @@ func RunTests(m *testing.M, use func(*Cluster)) {
 	cleanup()
 	os.Exit(code)
 }
+
+// TestDatabase creates a fresh, empty database for one test and returns
+// its URL; a failure fails the test. Each test gets its own, so tests of a
+// package share the cluster but never each other's rows.
+func (c *Cluster) TestDatabase(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("test_%d_%d", os.Getpid(), c.testDBs.Add(1))
+	url, err := c.CreateDatabase(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
