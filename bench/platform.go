@@ -79,17 +79,9 @@ func Start(ctx context.Context, opts Options) (*Platform, error) {
 func (p *Platform) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if b, err := os.ReadFile(filepath.Join(p.dir, "addresses.json")); err == nil {
-			var addrs map[string]string
-			if json.Unmarshal(b, &addrs) == nil && addrs["http"] != "" {
-				p.Base = "http://" + addrs["http"]
-				if res, err := http.Get(p.Base + "/readyz"); err == nil {
-					res.Body.Close()
-					if res.StatusCode == 200 {
-						return nil
-					}
-				}
-			}
+		if base, ok := Ready(p.dir); ok {
+			p.Base = base
+			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -117,6 +109,27 @@ func (p *Platform) createProject(ctx context.Context) error {
 	}
 	p.ProjectID = pr.Resource.Project.ID
 	return nil
+}
+
+// Ready tells whether the bdp serve writing its addresses to dataDir
+// answers /readyz, and returns its base URL: one probe, for callers that
+// poll while the server starts.
+func Ready(dataDir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "addresses.json"))
+	if err != nil {
+		return "", false
+	}
+	var addrs map[string]string
+	if json.Unmarshal(b, &addrs) != nil || addrs["http"] == "" {
+		return "", false
+	}
+	base := "http://" + addrs["http"]
+	res, err := http.Get(base + "/readyz")
+	if err != nil {
+		return "", false
+	}
+	res.Body.Close()
+	return base, res.StatusCode == 200
 }
 
 // Do sends a JSON request as the admin (or the operator) and decodes the

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openbdp/bdp/bench"
 	"github.com/openbdp/bdp/http/ui"
 	"github.com/openbdp/bdp/http/ui/uitest"
 )
@@ -96,17 +97,9 @@ func startServe(t *testing.T, dataDir string, env ...string) *server {
 			t.Fatalf("bdp serve exited early (%v):\n%s", err, s.log)
 		default:
 		}
-		if b, err := os.ReadFile(filepath.Join(dataDir, "addresses.json")); err == nil {
-			var addrs map[string]string
-			if json.Unmarshal(b, &addrs) == nil && addrs["http"] != "" {
-				s.base = "http://" + addrs["http"]
-				if res, err := http.Get(s.base + "/readyz"); err == nil {
-					res.Body.Close()
-					if res.StatusCode == 200 {
-						return s
-					}
-				}
-			}
+		if base, ok := bench.Ready(dataDir); ok {
+			s.base = base
+			return s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
