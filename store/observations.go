@@ -115,7 +115,7 @@ func insertRows(ctx context.Context, tx pgx.Tx, rows []Row) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT fast_path`); err != nil {
 		return err
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"observations"}, []string{"datapoint", "time", "value"}, rowSource(rows))
+	err := copyRows(ctx, tx, "observations", rows)
 	var pe *pgconn.PgError
 	if err == nil || !errors.As(err, &pe) || pe.Code != "23505" {
 		return err
@@ -140,19 +140,13 @@ func upsertObservations(ctx context.Context, tx pgx.Tx, rows []Row) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"observations_stage"}, []string{"datapoint", "time", "value"}, rowSource(rows)); err != nil {
+	if err := copyRows(ctx, tx, "observations_stage", rows); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO observations (datapoint, time, value)
 		SELECT datapoint, time, value FROM observations_stage
 		ON CONFLICT (datapoint, time) DO UPDATE SET value = EXCLUDED.value`)
 	return err
-}
-
-func rowSource(rows []Row) pgx.CopyFromSource {
-	return pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-		return []any{rows[i].Datapoint, rows[i].Time, rows[i].Value}, nil
-	})
 }
 
 // EnsureDatapoints returns the row ids of a project's datapoints, creating
