@@ -62,6 +62,8 @@ type Batcher struct {
 	stopped bool
 
 	ids sync.Map // dpKey -> datapoint row id
+
+	rowBuf []store.Row // the writer goroutine's, reused by every flush
 }
 
 type writeRequest struct {

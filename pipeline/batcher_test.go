@@ -75,6 +75,29 @@ func TestOldDataAndReplays(t *testing.T) {
 	}
 }
 
+// Within one write, a later value of a (datapoint, time) replaces an
+// earlier one, however the write is ordered.
+func TestLastValueWinsWithinAWrite(t *testing.T) {
+	db := newTestDB(t)
+	b := startBatcher(t, BatcherConfig{}, db.store, NewRouter())
+	t0 := time.Date(2024, 5, 6, 0, 0, 0, 0, time.UTC)
+	var obs []Observation
+	// Three passes over 300 times of three datapoints, newest first; the
+	// last pass holds the values that must stay.
+	for pass := 1; pass <= 3; pass++ {
+		for i := 299; i >= 0; i-- {
+			obs = append(obs, Observation{ProjectID: db.projectID, DataPointID: fmt.Sprintf("dp%d", i%3),
+				Time: t0.Add(time.Duration(i) * time.Second), Value: float64(pass)})
+		}
+	}
+	if err := b.Write(context.Background(), SourceHTTP, obs); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := db.scalar(t, `SELECT count(*) FROM observations`), db.scalar(t, `SELECT sum(value) FROM observations`); n != 300 || sum != 900 {
+		t.Fatalf("%v rows, sum %v; want 300 rows of 3", n, sum)
+	}
+}
+
 // failingStore is the real store with one injected failure, to see that a
 // failed batch fails every request in it and stores none of them.
 type failingStore struct {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/openbdp/bdp/store"
@@ -39,32 +40,58 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 }
 
 // rows resolves dataPointIDs to datapoint row ids (creating new
-// datapoints) and keeps the last value of each (datapoint, time): within
-// one batch, as across batches, a later value replaces an earlier one.
+// datapoints) and returns the batch's rows in primary-key order, the order
+// the store writes fastest, with the last value of each (datapoint, time):
+// within one batch, as across batches, a later value replaces an earlier
+// one. The slice is the batcher's buffer, reused by the next flush.
 func (b *Batcher) rows(ctx context.Context, batch []*writeRequest) ([]store.Row, error) {
 	if err := b.resolve(ctx, batch); err != nil {
 		return nil, err
 	}
-	type rowKey struct {
-		dp int64
-		t  int64
-	}
-	index := map[rowKey]int{}
-	rows := make([]store.Row, 0, len(batch[0].obs))
-	for _, r := range batch {
-		for _, o := range r.obs {
-			id, _ := b.ids.Load(dpKey{o.ProjectID, o.DataPointID})
-			row := store.Row{Datapoint: id.(int64), Time: o.Time, Value: o.Value}
-			k := rowKey{row.Datapoint, o.Time.UnixNano()}
-			if i, dup := index[k]; dup {
-				rows[i] = row
-				continue
+	fill := func() []store.Row {
+		rows := b.rowBuf[:0]
+		for _, r := range batch {
+			for _, o := range r.obs {
+				id, _ := b.ids.Load(dpKey{o.ProjectID, o.DataPointID})
+				rows = append(rows, store.Row{Datapoint: id.(int64), Time: o.Time, Value: o.Value})
 			}
-			index[k] = len(rows)
-			rows = append(rows, row)
+		}
+		b.rowBuf = rows
+		return rows
+	}
+	// An unstable sort is the fast one; only when it brings two rows of
+	// one key together (a replay within the batch, which is rare) does the
+	// order among them matter, and then a stable sort of the arrival order
+	// decides which value is last.
+	rows := fill()
+	slices.SortFunc(rows, store.CompareRows)
+	if !hasDuplicateKeys(rows) {
+		return rows, nil
+	}
+	rows = fill()
+	slices.SortStableFunc(rows, store.CompareRows)
+	return keepLast(rows), nil
+}
+
+func hasDuplicateKeys(rows []store.Row) bool {
+	for i := 1; i < len(rows); i++ {
+		if store.CompareRows(rows[i-1], rows[i]) == 0 {
+			return true
 		}
 	}
-	return rows, nil
+	return false
+}
+
+// keepLast keeps the last row of each run of equal keys, in place.
+func keepLast(rows []store.Row) []store.Row {
+	out := rows[:0]
+	for i, r := range rows {
+		if i+1 < len(rows) && store.CompareRows(r, rows[i+1]) == 0 {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // resolve makes sure every datapoint of the batch has its row id cached.

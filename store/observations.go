@@ -99,9 +99,9 @@ func (s *Store) WriteObservations(ctx context.Context, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if !slices.IsSortedFunc(rows, compareRows) {
+	if !slices.IsSortedFunc(rows, CompareRows) {
 		rows = slices.Clone(rows)
-		slices.SortFunc(rows, compareRows)
+		slices.SortFunc(rows, CompareRows)
 	}
 	if err := s.ensurePartitionsFor(ctx, rows); err != nil {
 		return err
@@ -126,8 +126,8 @@ func insertRows(ctx context.Context, tx pgx.Tx, rows []Row) error {
 	return upsertObservations(ctx, tx, rows)
 }
 
-// compareRows orders rows as the primary key does: datapoint, time.
-func compareRows(a, b Row) int {
+// CompareRows orders rows as the primary key does: datapoint, time.
+func CompareRows(a, b Row) int {
 	if c := cmp.Compare(a.Datapoint, b.Datapoint); c != 0 {
 		return c
 	}

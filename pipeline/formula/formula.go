@@ -23,13 +23,22 @@ type env struct{ In0, In1, In2, In3, In4, In5, In6, In7 float64 }
 
 // Program is a compiled formula. It owns an expr VM whose stack and buffers
 // are reused between runs, so it is not safe for concurrent use: give each
-// virtual datapoint actor its own Program.
+// virtual datapoint actor its own Program. The compiled part is immutable
+// and may be shared with other Programs of the same formula (see Cache).
 type Program struct {
+	c  *compiled
+	vm vm.VM
+}
+
+// compiled is the immutable result of compiling a formula: everything a
+// Program needs except its VM. It is split out so that a Cache can let the
+// many datapoints that use one formula share it; expr's *vm.Program is
+// read-only while it runs, so any number of VMs may run it at once.
+type compiled struct {
 	src       string
 	pins      []string
 	code      string // the generated expr source; see String
 	prog      *vm.Program
-	vm        vm.VM
 	resultPos int // start of the last equation, where non-finite results point
 }
 
@@ -37,8 +46,17 @@ type Program struct {
 // are case-sensitive identifiers) and compiles it once for repeated Eval.
 // A problem in src is a *SyntaxError; a bad pins list (more than MaxPins,
 // a duplicate, or a name that is not an identifier or is reserved) is a
-// plain error, since it is the caller's to validate.
+// plain error, since it is the caller's to validate. The Program shares
+// nothing with others; use a Cache to share the compiled part.
 func Compile(src string, pins []string) (*Program, error) {
+	c, err := compile(src, pins)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{c: c}, nil
+}
+
+func compile(src string, pins []string) (*compiled, error) {
 	if err := checkPins(pins); err != nil {
 		return nil, err
 	}
@@ -50,19 +68,19 @@ func Compile(src string, pins []string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{src: src, pins: slices.Clone(pins), code: code, resultPos: eqs[len(eqs)-1].pos}
+	c := &compiled{src: src, pins: slices.Clone(pins), code: code, resultPos: eqs[len(eqs)-1].pos}
 	opts := append(functionOptions(src),
 		expr.Env(env{}),
 		expr.DisableAllBuiltins(),
 		expr.MaxNodes(0), // our parser already bounds the formula's size
 	)
-	p.prog, err = expr.Compile(code, opts...)
+	c.prog, err = expr.Compile(code, opts...)
 	if err != nil {
 		// The generator emits only code it has type-checked; reaching this
 		// is a bug here, not in the user's formula.
 		return nil, fmt.Errorf("formula: internal error compiling %q: %w", code, err)
 	}
-	return p, nil
+	return c, nil
 }
 
 func checkPins(pins []string) error {
@@ -81,10 +99,10 @@ func checkPins(pins []string) error {
 }
 
 // Source returns the formula as given to Compile.
-func (p *Program) Source() string { return p.src }
+func (p *Program) Source() string { return p.c.src }
 
 // String returns the generated expr code, for debugging.
-func (p *Program) String() string { return p.code }
+func (p *Program) String() string { return p.c.code }
 
 // Eval runs the program with the pins' current values, in the order of
 // Compile's pins. ok=false with a nil error means the result is null: emit
@@ -92,17 +110,18 @@ func (p *Program) String() string { return p.code }
 // or a non-finite result; a plain error for a wrong number of values or a
 // non-finite value) also means emit nothing; the caller logs it.
 func (p *Program) Eval(values []float64) (value float64, ok bool, err error) {
-	if len(values) != len(p.pins) {
-		return 0, false, fmt.Errorf("formula: %d values for %d pins", len(values), len(p.pins))
+	c := p.c
+	if len(values) != len(c.pins) {
+		return 0, false, fmt.Errorf("formula: %d values for %d pins", len(values), len(c.pins))
 	}
 	var e env
 	for i, v := range values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, false, fmt.Errorf("formula: pin %q: %w", p.pins[i], ErrNotFinite)
+			return 0, false, fmt.Errorf("formula: pin %q: %w", c.pins[i], ErrNotFinite)
 		}
 		e.set(i, v)
 	}
-	out, err := p.vm.Run(p.prog, e)
+	out, err := p.vm.Run(c.prog, e)
 	if err != nil {
 		var re *RuntimeError
 		if errors.As(err, &re) {
@@ -115,7 +134,7 @@ func (p *Program) Eval(values []float64) (value float64, ok bool, err error) {
 		return 0, false, nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, false, newRuntimeError(p.src, p.resultPos, errResultNotFinite)
+			return 0, false, newRuntimeError(c.src, c.resultPos, errResultNotFinite)
 		}
 		return v, true, nil
 	}

@@ -10,11 +10,11 @@ import (
 // functionOptions declares the f_* functions that generated code calls.
 // Arguments arrive as []any holding float64 (the generator converts every
 // argument), and each declaration carries its Go signature so that expr's
-// checker types the calls. They are built per Program: f_divzero and f_mod
-// close over the source to place their errors, f_median over a scratch
-// slice that the Program's single VM reuses.
+// checker types the calls. They are built per compiled formula, as f_divzero
+// and f_mod close over the source to place their errors. They must hold no
+// mutable state: a Cache shares one compiled program between VMs that run
+// concurrently.
 func functionOptions(src string) []expr.Option {
-	var scratch []float64
 	f := func(a any) float64 { return a.(float64) }
 	return []expr.Option{
 		// min and max return the winning argument itself, not a new float,
@@ -33,7 +33,12 @@ func functionOptions(src string) []expr.Option {
 			return sum / float64(len(args)), nil
 		}, new(func(...float64) float64)),
 		expr.Function("f_median", func(args ...any) (any, error) {
-			scratch = scratch[:0]
+			// A local array rather than a buffer kept between calls, which
+			// would be shared by every VM running the program. It stays on
+			// the stack; only a median of more than medianBuf values
+			// allocates.
+			var buf [medianBuf]float64
+			scratch := buf[:0]
 			for _, a := range args {
 				scratch = append(scratch, f(a))
 			}
@@ -69,6 +74,10 @@ func functionOptions(src string) []expr.Option {
 		}, new(func(int) float64)),
 	}
 }
+
+// medianBuf is how many median arguments fit without an allocation: more
+// than the pins a formula can have.
+const medianBuf = 16
 
 // pick returns the argument that better prefers over all others. A NaN
 // (only possible from an overflowed intermediate) wins, so that it reaches
