@@ -34,9 +34,11 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 	if err != nil {
 		return
 	}
-	for _, r := range batch {
-		b.router.route(r.obs)
+	parts := make([][]Observation, len(batch))
+	for i, r := range batch {
+		parts[i] = r.obs
 	}
+	b.router.route(parts...)
 }
 
 // rows resolves dataPointIDs to datapoint row ids (creating new
