@@ -53,7 +53,8 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 	case *delivery:
 		a.deliver(m)
 	case *tick:
-		a.write(a.calc.Tick(m.at))
+		out, ok := a.calc.Tick(m.at)
+		a.write(out, ok)
 		a.schedule(ctx)
 	}
 }
@@ -89,7 +90,7 @@ func (a *vdpActor) start(ctx actor.Context) error {
 		for _, p := range pts {
 			// History only fills windows: outputs for it were written when
 			// it arrived live.
-			_ = calc.Observe(s.Pin, p)
+			_, _ = calc.Observe(s.Pin, p)
 		}
 		if len(pts) > 0 {
 			a.pins[i].loadedTo = pts[len(pts)-1].Time
@@ -128,7 +129,8 @@ func (a *vdpActor) deliver(m *delivery) {
 			if !o.Time.After(p.loadedTo) {
 				continue // already in the history read at start
 			}
-			a.write(a.calc.Observe(p.pin, Point{Time: o.Time, Value: o.Value}))
+			out, ok := a.calc.Observe(p.pin, Point{Time: o.Time, Value: o.Value})
+			a.write(out, ok)
 		}
 	}
 }
@@ -139,19 +141,14 @@ type pinSource struct {
 	loadedTo         time.Time // history read up to here at start
 }
 
-// write hands outputs to the engine's writer, which stores them through
-// the pipeline like any observation, so they are routed on to subscribers
-// (another virtual datapoint, later MQTT).
-func (a *vdpActor) write(out []Point) {
+// write hands an output (if ok) to the engine's writer, which stores it
+// through the pipeline like any observation, so it is routed on to
+// subscribers (another virtual datapoint, later MQTT).
+func (a *vdpActor) write(out Point, ok bool) {
 	a.reportError()
-	if len(out) == 0 {
-		return
+	if ok {
+		a.engine.outputs <- pipeline.Observation{ProjectID: a.def.ProjectID, DataPointID: a.def.DataPointID, Time: out.Time, Value: out.Value}
 	}
-	obs := make([]pipeline.Observation, len(out))
-	for i, p := range out {
-		obs[i] = pipeline.Observation{ProjectID: a.def.ProjectID, DataPointID: a.def.DataPointID, Time: p.Time, Value: p.Value}
-	}
-	a.engine.outputs <- obs
 }
 
 // reportError passes on the calculator's latest error, at most once every

@@ -112,8 +112,10 @@ func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func
 		if err != nil {
 			return nil, err
 		}
+		values := make([]float64, 0, len(names))
 		return func(time.Time) (float64, bool) {
-			v, ok, err := prog.Eval(calc.Values(names))
+			values = calc.AppendValues(values[:0], names)
+			v, ok, err := prog.Eval(values)
 			if err != nil {
 				errs.log(err) // a runtime error emits nothing
 				return 0, false
@@ -123,8 +125,11 @@ func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func
 	case TypeGradient:
 		factor, _ := cfg.Parameters["factorization"].(float64)
 		g := &window.Gradient{Factor: factor}
+		input := []string{"input"}
+		values := make([]float64, 0, 1)
 		return func(at time.Time) (float64, bool) {
-			return g.Observe(window.Observation{Time: at, Value: calc.Values([]string{"input"})[0]})
+			values = calc.AppendValues(values[:0], input)
+			return g.Observe(window.Observation{Time: at, Value: values[0]})
 		}, nil
 	case TypeAbsoluteHumidity:
 		u, err := humidityUnits(cfg.Parameters)
@@ -132,8 +137,9 @@ func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func
 			return nil, err
 		}
 		names := []string{"relative_humidity", "temperature", "pressure"}
+		v := make([]float64, 0, len(names))
 		return func(time.Time) (float64, bool) {
-			v := calc.Values(names)
+			v = calc.AppendValues(v[:0], names)
 			x, err := window.AbsoluteHumidity(v[0], v[1], v[2], u)
 			if err != nil {
 				errs.log(err)
@@ -147,25 +153,25 @@ func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func
 
 func (c *calculator) Sources() []Source { return c.sources }
 
-func (c *calculator) Observe(pin string, p Point) []Point {
+func (c *calculator) Observe(pin string, p Point) (Point, bool) {
 	f, ok := c.calc.Observe(pin, window.Observation{Time: p.Time, Value: p.Value})
 	return c.run(f, ok)
 }
 
-func (c *calculator) Tick(t time.Time) []Point {
+func (c *calculator) Tick(t time.Time) (Point, bool) {
 	f, ok := c.calc.Tick(t)
 	return c.run(f, ok)
 }
 
-func (c *calculator) run(f window.Firing, ok bool) []Point {
+func (c *calculator) run(f window.Firing, ok bool) (Point, bool) {
 	if !ok {
-		return nil
+		return Point{}, false
 	}
 	v, ok := c.compute(f.Time)
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
+		return Point{}, false
 	}
-	return []Point{{Time: f.Time, Value: v}}
+	return Point{Time: f.Time, Value: v}, true
 }
 
 func (c *calculator) NextTick(after time.Time) (time.Time, bool) {

@@ -27,10 +27,11 @@ type Calculator interface {
 	// datapoint and how much history rebuilds its window.
 	Sources() []Source
 	// Observe feeds one stored observation of a pin's source and returns
-	// the outputs it causes (zero or more), each with its time.
-	Observe(pin string, o Point) []Point
+	// the output it causes, if any (ok), with its time. One calculation
+	// emits one value at most, so no slice is made per output.
+	Observe(pin string, o Point) (out Point, ok bool)
 	// Tick runs the timed triggers due at boundary t.
-	Tick(t time.Time) []Point
+	Tick(t time.Time) (out Point, ok bool)
 	// NextTick is the next timed-trigger boundary after t; false when the
 	// calculator has no timed trigger.
 	NextTick(t time.Time) (time.Time, bool)

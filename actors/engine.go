@@ -64,14 +64,16 @@ type Engine struct {
 	// which stores everything waiting in one pipeline write while the
 	// previous one commits: an actor never waits for a commit, and ten
 	// thousand actors make a few large batches instead of many small ones.
-	outputs     chan []pipeline.Observation
+	outputs     chan pipeline.Observation
 	writerDone  chan struct{}
 	closeWriter sync.Once
 }
 
 // outputQueue bounds the outputs waiting for the writer; a full queue
-// makes actors wait (backpressure) instead of memory growing.
-const outputQueue = 4096
+// makes actors wait (backpressure) instead of memory growing. Outputs
+// travel one by one, by value: a slice per output was most of what the
+// actors allocated.
+const outputQueue = 65_536
 
 // New starts the actor system and the supervisor.
 func New(cfg EngineConfig) (*Engine, error) {
@@ -92,7 +94,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, keys: map[string]Key{},
-		outputs: make(chan []pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
+		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
 	go e.writeOutputs()
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{engine: e} },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
@@ -197,18 +199,12 @@ func (e *Engine) writeOutputs() {
 	defer close(e.writerDone)
 	const maxOutputBatch = 50_000
 	for first := range e.outputs {
-		batch := first
-	gather:
-		for len(batch) < maxOutputBatch {
-			select {
-			case more, ok := <-e.outputs:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, more...)
-			default:
-				break gather
-			}
+		// This goroutine is the only receiver: what len reports waiting
+		// is there to take, even once the channel is closed.
+		batch := make([]pipeline.Observation, 1, min(1+len(e.outputs), maxOutputBatch))
+		batch[0] = first
+		for len(batch) < cap(batch) {
+			batch = append(batch, <-e.outputs)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := e.cfg.Sink.Write(ctx, SourceVDP, batch); err != nil {

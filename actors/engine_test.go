@@ -117,7 +117,7 @@ func (s *sumOfLast3) Sources() []Source {
 	return []Source{{Pin: "P1", DataPointID: s.src, Count: 3}}
 }
 
-func (s *sumOfLast3) Observe(_ string, p Point) []Point {
+func (s *sumOfLast3) Observe(_ string, p Point) (Point, bool) {
 	if (p.Value == 666 && s.panicked.CompareAndSwap(false, true)) || p.Value == 667 {
 		panic("calculation bug")
 	}
@@ -129,10 +129,10 @@ func (s *sumOfLast3) Observe(_ string, p Point) []Point {
 	for _, v := range s.last {
 		sum += v
 	}
-	return []Point{{Time: p.Time, Value: sum}}
+	return Point{Time: p.Time, Value: sum}, true
 }
 
-func (s *sumOfLast3) Tick(time.Time) []Point               { return nil }
+func (s *sumOfLast3) Tick(time.Time) (Point, bool)         { return Point{}, false }
 func (s *sumOfLast3) NextTick(time.Time) (time.Time, bool) { return time.Time{}, false }
 func (e *env) def(src, out string) Definition {
 	panicked := &atomic.Bool{}

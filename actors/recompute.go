@@ -139,7 +139,7 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 			return nil, fmt.Errorf("history of %s: %w", s.DataPointID, err)
 		}
 		for _, p := range pts {
-			_ = calc.Observe(s.Pin, p) // outputs for these were written long ago
+			_, _ = calc.Observe(s.Pin, p) // outputs for these were written long ago
 		}
 		if es, ok := calc.(errorSource); ok {
 			_ = es.TakeError() // and their errors reported then
@@ -211,7 +211,8 @@ func (r *replay) run(from time.Time) error {
 		// Boundaries before the next instant fire first; one at that
 		// instant fires after its observations (next round).
 		for timed && tick.Before(r.end) && (!more || tick.Before(t)) {
-			r.emit(tick, r.calc.Tick(tick))
+			p, ok := r.calc.Tick(tick)
+			r.emit(tick, p, ok)
 			if err := r.step(tick); err != nil {
 				return err
 			}
@@ -231,7 +232,8 @@ func (r *replay) run(from time.Time) error {
 		}
 		slices.SortStableFunc(now, func(a, b feed) int { return strings.Compare(a.pin, b.pin) })
 		for _, f := range now {
-			r.emit(t, r.calc.Observe(f.pin, f.p))
+			p, ok := r.calc.Observe(f.pin, f.p)
+			r.emit(t, p, ok)
 		}
 		if err := r.step(t); err != nil {
 			return err
@@ -267,22 +269,20 @@ func (r *replay) earliest() (t time.Time, more bool, err error) {
 
 // emit keeps the outputs inside [start, end), the last of each time, and
 // counts the calculation errors of the period (at is the event time).
-func (r *replay) emit(at time.Time, pts []Point) {
+func (r *replay) emit(at time.Time, p Point, ok bool) {
 	if es, ok := r.calc.(errorSource); ok {
 		if err := es.TakeError(); err != nil && !at.Before(r.start) {
 			r.calcErrors, r.lastError = r.calcErrors+1, err
 		}
 	}
-	for _, p := range pts {
-		if p.Time.Before(r.start) || !p.Time.Before(r.end) {
-			continue
-		}
-		if n := len(r.out); n > 0 && r.out[n-1].Time.Equal(p.Time) {
-			r.out[n-1] = p
-			continue
-		}
-		r.out = append(r.out, p)
+	if !ok || p.Time.Before(r.start) || !p.Time.Before(r.end) {
+		return
 	}
+	if n := len(r.out); n > 0 && r.out[n-1].Time.Equal(p.Time) {
+		r.out[n-1] = p
+		return
+	}
+	r.out = append(r.out, p)
 }
 
 var errTooManyOutputs = errors.New("the period has too many outputs; split it")

@@ -3,6 +3,7 @@ package formula
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,9 @@ func TestCacheKey(t *testing.T) {
 	seen := map[string]int{}
 	for i, tc := range tests {
 		k := cacheKey(tc.src, tc.pins)
+		if want := strings.Join(tc.pins, ",") + "\x00" + tc.src; k != want {
+			t.Errorf("cacheKey(%q, %q) = %q, want %q", tc.src, tc.pins, k, want)
+		}
 		if j, ok := seen[k]; ok && (tests[j].src != tc.src || len(tests[j].pins) != len(tc.pins)) {
 			t.Errorf("cacheKey(%q, %q) = cacheKey(%q, %q)", tc.src, tc.pins, tests[j].src, tests[j].pins)
 		}

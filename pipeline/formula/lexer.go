@@ -220,12 +220,14 @@ func lexOperator(src string, i int, t *token) int {
 // keyword classifies an identifier. AND, OR and null are reserved in any
 // letter case, so they can name neither pins nor variables.
 func keyword(s string) tokKind {
-	switch strings.ToLower(s) {
-	case "and":
+	// EqualFold rather than a switch on ToLower, which allocates for every
+	// name with a capital (P1); identifiers are ASCII, so the two agree.
+	switch {
+	case strings.EqualFold(s, "and"):
 		return tAnd
-	case "or":
+	case strings.EqualFold(s, "or"):
 		return tOr
-	case "null":
+	case strings.EqualFold(s, "null"):
 		return tNull
 	}
 	return tIdent

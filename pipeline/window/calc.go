@@ -112,15 +112,19 @@ func (c *Calc) ready() bool {
 // A name without a pin (such as an absent optional pressure pin) or a pin
 // that has not emitted yields NaN, which AbsoluteHumidity reads as "no
 // pressure pin".
-func (c *Calc) Values(names []string) []float64 {
-	out := make([]float64, len(names))
-	for i, name := range names {
-		out[i] = math.NaN()
+func (c *Calc) Values(names []string) []float64 { return c.AppendValues(nil, names) }
+
+// AppendValues appends what Values returns to dst: a caller calculating on
+// every observation reuses one slice instead of making one each time.
+func (c *Calc) AppendValues(dst []float64, names []string) []float64 {
+	for _, name := range names {
+		v := math.NaN()
 		if p := c.Pin(name); p != nil && p.emitted {
-			out[i] = p.value
+			v = p.value
 		}
+		dst = append(dst, v)
 	}
-	return out
+	return dst
 }
 
 func (c *Calc) String() string { return fmt.Sprintf("calc%v", c.names) }
