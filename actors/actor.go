@@ -28,6 +28,13 @@ type vdpActor struct {
 	reported time.Time // when a calculation error was last reported
 }
 
+// initialize is an actor's first message: what it runs, and where to
+// report that its first start is done.
+type initialize struct {
+	def     Definition
+	started chan error
+}
+
 // delivery carries stored observations of one source datapoint.
 type delivery struct {
 	dataPointID string
@@ -39,14 +46,18 @@ type tick struct{ at time.Time }
 
 func (a *vdpActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
+	case *initialize:
+		a.def, a.started = m.def, m.started
+		// Registered before the actor can fail, so a restart finds it.
+		a.engine.register(ctx.Self(), m.def)
+		a.begin(ctx)
 	case *actor.Started:
-		err := a.start(ctx)
-		if a.started != nil {
-			a.started <- err
-			a.started = nil
-		}
-		if err != nil {
-			panic(fmt.Sprintf("start virtual datapoint %s: %v", a.def.DataPointID, err))
+		// A restart makes a fresh actor: its definition comes from the
+		// engine. On the first start nothing is registered yet, and
+		// initialize follows.
+		if def, ok := a.engine.definitionOf(ctx.Self()); ok {
+			a.def = def
+			a.begin(ctx)
 		}
 	case *actor.Restarting, *actor.Stopping:
 		a.release()
@@ -56,6 +67,19 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		out, ok := a.calc.Tick(m.at)
 		a.write(out, ok)
 		a.schedule(ctx)
+	}
+}
+
+// begin starts the actor and reports the first start; a failed start is
+// a failure of the actor, for its supervisor to restart.
+func (a *vdpActor) begin(ctx actor.Context) {
+	err := a.start(ctx)
+	if a.started != nil {
+		a.started <- err
+		a.started = nil
+	}
+	if err != nil {
+		panic(fmt.Sprintf("start virtual datapoint %s: %v", a.def.DataPointID, err))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/pipeline/formula"
 )
 
 // BenchmarkCalculatorObserve is the calculation behind one stored source
@@ -35,7 +37,7 @@ const vdpBenchWindow = 10
 
 // figureCalculator builds the calculator the way the engine gets it: the
 // body through ParseConfig, stored marshalled, read back by
-// BuildDefinition.
+// Definition.
 func figureCalculator(b *testing.B) Calculator {
 	b.Helper()
 	pin := func(src string) map[string]any {
@@ -55,7 +57,7 @@ func figureCalculator(b *testing.B) Calculator {
 	if err != nil {
 		b.Fatal(err)
 	}
-	def, err := BuildDefinition(1, "v", TypeFormula, stored)
+	def, err := buildDefinition(formula.NewCache(), 1, "v", TypeFormula, stored)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,10 +12,16 @@ import (
 	"github.com/openbdp/bdp/pipeline/window"
 )
 
-// BuildDefinition turns a stored configuration into what the engine runs.
-// It keeps the configuration as JSON, not parsed: the parsed maps would
-// cost a running datapoint about 1 KiB more for the rare restart.
-func BuildDefinition(projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
+// Definition turns a stored configuration into what the engine runs. It
+// keeps the configuration as JSON, not parsed: the parsed maps would cost
+// a running datapoint about 1 KiB more for the rare restart. Formulas are
+// compiled through the engine's cache, shared with every other datapoint
+// of the same formula.
+func (e *Engine) Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
+	return buildDefinition(e.programs, projectID, dataPointID, typ, raw)
+}
+
+func buildDefinition(programs *formula.Cache, projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
 	parse := func() (Config, error) {
 		var cfg Config
 		if err := json.Unmarshal(raw, &cfg); err != nil {
@@ -33,7 +39,7 @@ func BuildDefinition(projectID int64, dataPointID, typ string, raw json.RawMessa
 			if err != nil {
 				return nil, err
 			}
-			return newCalculator(dataPointID, typ, cfg)
+			return newCalculator(programs, dataPointID, typ, cfg)
 		}}, nil
 }
 
@@ -47,7 +53,7 @@ type calculator struct {
 	errs    *errorLog
 }
 
-func newCalculator(dataPointID, typ string, cfg Config) (*calculator, error) {
+func newCalculator(programs *formula.Cache, dataPointID, typ string, cfg Config) (*calculator, error) {
 	c := &calculator{}
 	pins := map[string]*window.Pin{}
 	for name, pc := range cfg.Pins {
@@ -76,7 +82,7 @@ func newCalculator(dataPointID, typ string, cfg Config) (*calculator, error) {
 		return nil, err
 	}
 	c.errs = &errorLog{dataPointID: dataPointID}
-	if c.compute, err = computeFor(typ, cfg, c.calc, c.errs); err != nil {
+	if c.compute, err = computeFor(programs, typ, cfg, c.calc, c.errs); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -103,12 +109,12 @@ func historyOf(pin, source string, r window.Range) Source {
 }
 
 // computeFor is the calculation of a type, over the pins' latest values.
-func computeFor(typ string, cfg Config, calc *window.Calc, errs *errorLog) (func(time.Time) (float64, bool), error) {
+func computeFor(programs *formula.Cache, typ string, cfg Config, calc *window.Calc, errs *errorLog) (func(time.Time) (float64, bool), error) {
 	switch typ {
 	case TypeFormula:
 		names := pinOrder(cfg)
 		src, _ := cfg.Parameters["formula"].(string)
-		prog, err := formula.Compile(src, names)
+		prog, err := programs.Compile(src, names)
 		if err != nil {
 			return nil, err
 		}

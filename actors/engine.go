@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/pipeline/formula"
 )
 
 // History reads stored observations to rebuild windows.
@@ -58,7 +59,12 @@ type Engine struct {
 
 	mu      sync.Mutex
 	running map[Key]*actor.PID
-	keys    map[string]Key // PID id -> key, for the supervisor's reports
+	defs    map[string]*Definition // PID id -> what the actor runs, for restarts and the supervisor's reports
+
+	// programs shares compiled formulas between the virtual datapoints
+	// that use the same one: a compiled program is several times the size
+	// of the rest of a running datapoint.
+	programs *formula.Cache
 
 	// outputs carries what actors calculated to the one writer goroutine,
 	// which stores everything waiting in one pipeline write while the
@@ -93,10 +99,12 @@ func New(cfg EngineConfig) (*Engine, error) {
 	// lines (system started, dead letters on stop) are noise to operators.
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, keys: map[string]Key{},
-		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
+	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, defs: map[string]*Definition{},
+		programs: formula.NewCache(),
+		outputs:  make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
 	go e.writeOutputs()
-	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{engine: e} },
+	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} })}
+	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
 	e.supervisor = e.system.Root.Spawn(props)
 	return e, nil
@@ -130,7 +138,6 @@ func (e *Engine) Start(ctx context.Context, def Definition) error {
 	}
 	e.mu.Lock()
 	e.running[def.key()] = pid
-	e.keys[pid.Id] = def.key()
 	e.mu.Unlock()
 	select {
 	case err := <-started:
@@ -218,17 +225,27 @@ func (e *Engine) forget(k Key) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if pid, ok := e.running[k]; ok {
-		delete(e.keys, pid.Id)
+		delete(e.defs, pid.Id)
 		delete(e.running, k)
 	}
 }
 
-// keyOf finds the virtual datapoint of an actor.
-func (e *Engine) keyOf(pid *actor.PID) (Key, bool) {
+// register notes what an actor runs, so that it finds its definition
+// again after a restart.
+func (e *Engine) register(pid *actor.PID, def Definition) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	k, ok := e.keys[pid.Id]
-	return k, ok
+	e.defs[pid.Id] = &def
+}
+
+// definitionOf is what an actor runs; false once it is being stopped.
+func (e *Engine) definitionOf(pid *actor.PID) (Definition, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if def, ok := e.defs[pid.Id]; ok {
+		return *def, true
+	}
+	return Definition{}, false
 }
 
 // warnOnly passes on warnings and errors only.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/pipeline/formula"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -246,7 +247,7 @@ func TestRestartRefillsTimeWindowsInEventTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(cfg)
-	def, err := BuildDefinition(e.project, "avg5m", TypeFormula, raw)
+	def, err := buildDefinition(formula.NewCache(), e.project, "avg5m", TypeFormula, raw)
 	if err != nil {
 		t.Fatal(err)
 	}

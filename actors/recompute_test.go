@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/pipeline/formula"
 )
 
 // The recompute is checked against the live engine itself: a virtual
@@ -53,7 +54,7 @@ func (e *env) definition(out, typ, body string) Definition {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	def, err := BuildDefinition(e.project, out, typ, raw)
+	def, err := buildDefinition(formula.NewCache(), e.project, out, typ, raw)
 	if err != nil {
 		e.t.Fatal(err)
 	}

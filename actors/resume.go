@@ -18,7 +18,7 @@ func Resume(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger) e
 		return err
 	}
 	for _, v := range vdps {
-		def, err := BuildDefinition(v.ProjectID, v.DataPointID, v.Type, v.Config)
+		def, err := e.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
 		if err == nil {
 			err = e.Start(ctx, def)
 		}

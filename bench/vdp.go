@@ -318,8 +318,8 @@ func sourceName(i int) string { return fmt.Sprintf("s%05d", i) }
 
 // vdpDefinition builds virtual datapoint i the way the HTTP layer does:
 // the body validated and defaulted by ParseConfig, stored in its marshalled
-// form, turned into a Definition by BuildDefinition (as Resume does).
-func vdpDefinition(project int64, i int) (actors.Definition, error) {
+// form, turned into a Definition by Engine.Definition (as Resume does).
+func vdpDefinition(engine *actors.Engine, project int64, i int) (actors.Definition, error) {
 	pin := func(src int) map[string]any {
 		return map[string]any{"dataPointID": sourceName(src), "data_range": map[string]any{"count": vdpWindow},
 			"aggregate": "mean", "trigger": "every_value"}
@@ -339,7 +339,7 @@ func vdpDefinition(project int64, i int) (actors.Definition, error) {
 	if err != nil {
 		return actors.Definition{}, err
 	}
-	return actors.BuildDefinition(project, vdpName(i), actors.TypeFormula, stored)
+	return engine.Definition(project, vdpName(i), actors.TypeFormula, stored)
 }
 
 // startVDPs starts every virtual datapoint, a few at a time: each start
@@ -356,7 +356,7 @@ func startVDPs(ctx context.Context, engine *actors.Engine, project int64, n int)
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				def, err := vdpDefinition(project, i)
+				def, err := vdpDefinition(engine, project, i)
 				if err == nil {
 					err = engine.Start(ctx, def)
 				}

@@ -17,6 +17,7 @@ import (
 
 // Engine is what the HTTP layer asks of the actor engine.
 type Engine interface {
+	Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (actors.Definition, error)
 	Start(ctx context.Context, def actors.Definition) error
 	Stop(ctx context.Context, k actors.Key) error
 }

@@ -69,7 +69,7 @@ func (s *Server) recomputeVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err := s.requireDatapointAccess(c, cl, []string{id}, true); err != nil {
 		return nil, err
 	}
-	def, err := actors.BuildDefinition(cl.ProjectID, id, v.Type, v.Config)
+	def, err := s.engine.Definition(cl.ProjectID, id, v.Type, v.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 // the outcome: Running, or Start failed with the reason.
 func (s *Server) startVDP(c *fiber.Ctx, v store.VDP) (store.VDP, error) {
 	next := store.StatusChange{Code: store.StatusRunning, Message: "engine actor running"}
-	def, err := actors.BuildDefinition(v.ProjectID, v.DataPointID, v.Type, v.Config)
+	def, err := s.engine.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
 	if err == nil {
 		err = s.engine.Start(c.UserContext(), def)
 	}
