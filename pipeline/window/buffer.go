@@ -101,7 +101,7 @@ func (b *buffer) put(o Observation) int {
 // shift is short. A full slice whose dead prefix is at least an eighth of it
 // is compacted instead of grown: copying at most 7/8 of the slice to win 1/8
 // keeps the cost amortised O(1) per observation, and a count window (whose
-// slack is at least a quarter of n, see newCount) then never grows.
+// slack is at least a seventh of n, see addCount) then never grows.
 func (b *buffer) insert(i int, o Observation) {
 	if c := cap(b.buf); len(b.buf) == c && b.head > 0 && b.head >= c/8 {
 		b.compact(c)

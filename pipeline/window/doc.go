@@ -88,7 +88,7 @@
 //
 // A window keeps its observations in one contiguous slice sorted by time
 // (buffer.go), so aggregates read it in place without copying. A count
-// window allocates n + max(4, n/4) slots once and never grows; time and cron
+// window allocates n + max(2, ⌈n/7⌉) slots once and never grows; time and cron
 // windows grow with the data and shrink again, capped at MaxObservations.
 // A calculation of five pins with count-10 windows takes about 3 KiB of heap.
 package window

@@ -103,10 +103,13 @@ func (w *win) Add(o Observation) bool {
 // addCount keeps the n newest observations.
 func (w *win) addCount(o Observation) bool {
 	if w.buf == nil {
-		// Allocated once and never grown (see buffer.insert): n plus a slack
-		// of a quarter, at least 4, so the dead prefix is reclaimed by one
-		// copy every slack observations.
-		w.buf = make([]Observation, 0, w.n+max(4, w.n/4))
+		// Allocated once and never grown: n plus a slack of at least 2, so
+		// the dead prefix is reclaimed by one copy every slack observations.
+		// The slack is the least that buffer.insert compacts rather than
+		// grows (a seventh of n: an eighth of n plus slack). Ten thousand
+		// running datapoints hold these slots; a copy of a few hundred
+		// bytes every other observation is cheaper than the memory.
+		w.buf = make([]Observation, 0, w.n+countSlack(w.n))
 	}
 	i := w.search(o.Time)
 	if i < w.len() && w.buf[w.head+i].Time.Equal(o.Time) {
@@ -123,6 +126,8 @@ func (w *win) addCount(o Observation) bool {
 	w.insert(i, o)
 	return true
 }
+
+func countSlack(n int) int { return max(2, (n+6)/7) }
 
 // addTime keeps the observations in (latest-d, latest].
 func (w *win) addTime(o Observation) bool {

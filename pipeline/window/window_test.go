@@ -217,7 +217,7 @@ func TestWindowNormalisesTime(t *testing.T) {
 // A long random run with late data against a naive model: the windows keep
 // what the model keeps, and a count window never grows its buffer.
 func TestWindowsAgainstModel(t *testing.T) {
-	for _, r := range []Range{{Count: 1}, {Count: 10}, {Count: 37}, {Duration: 45 * sec}} {
+	for _, r := range []Range{{Count: 1}, {Count: 10}, {Count: 14}, {Count: 15}, {Count: 37}, {Count: 100}, {Duration: 45 * sec}} {
 		w, _ := newWin(r)
 		var model []Observation
 		seed := uint32(1)
