@@ -15,8 +15,8 @@ import (
 // restart.
 type vdpActor struct {
 	engine  *Engine
-	def     Definition
-	started chan error // first start only; nil afterwards
+	def     *Definition // shared with the engine's registry
+	started chan error  // first start only; nil afterwards
 
 	calc Calculator
 	// pins lists each pin with its source and how far its history was read
@@ -25,13 +25,13 @@ type vdpActor struct {
 	pins     []pinSource
 	unsub    []func()
 	timer    *time.Timer
-	reported time.Time // when a calculation error was last reported
+	reported int64 // when a calculation error was last reported, Unix nanoseconds
 }
 
 // initialize is an actor's first message: what it runs, and where to
 // report that its first start is done.
 type initialize struct {
-	def     Definition
+	def     *Definition
 	started chan error
 }
 
@@ -117,7 +117,7 @@ func (a *vdpActor) start(ctx actor.Context) error {
 			_, _ = calc.Observe(s.Pin, p)
 		}
 		if len(pts) > 0 {
-			a.pins[i].loadedTo = pts[len(pts)-1].Time
+			a.pins[i].loadedTo = pts[len(pts)-1].Time.UnixMicro()
 		}
 	}
 	if es, ok := calc.(errorSource); ok {
@@ -150,7 +150,7 @@ func (a *vdpActor) deliver(m *delivery) {
 			continue
 		}
 		for _, o := range m.obs {
-			if !o.Time.After(p.loadedTo) {
+			if o.Time.UnixMicro() <= p.loadedTo {
 				continue // already in the history read at start
 			}
 			out, ok := a.calc.Observe(p.pin, Point{Time: o.Time, Value: o.Value})
@@ -162,7 +162,10 @@ func (a *vdpActor) deliver(m *delivery) {
 // pinSource is one pin of the actor's calculator.
 type pinSource struct {
 	pin, dataPointID string
-	loadedTo         time.Time // history read up to here at start
+	// loadedTo is how far the history read at start went, in Unix
+	// microseconds: the store keeps microseconds, so an observation within
+	// the newest stored one's microsecond is that same stored row.
+	loadedTo int64
 }
 
 // write hands an output (if ok) to the engine's writer, which stores it
@@ -184,10 +187,10 @@ func (a *vdpActor) reportError() {
 	}
 	err := es.TakeError()
 	now := a.engine.cfg.Now()
-	if err == nil || now.Sub(a.reported) < CalcErrorInterval {
+	if err == nil || now.Sub(time.Unix(0, a.reported)) < CalcErrorInterval {
 		return
 	}
-	a.reported = now
+	a.reported = now.UnixNano()
 	a.engine.cfg.OnCalcError(a.def.key(), err)
 }
 

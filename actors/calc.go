@@ -22,25 +22,35 @@ func (e *Engine) Definition(projectID int64, dataPointID, typ string, raw json.R
 }
 
 func buildDefinition(programs *formula.Cache, projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
-	parse := func() (Config, error) {
-		var cfg Config
-		if err := json.Unmarshal(raw, &cfg); err != nil {
-			return cfg, fmt.Errorf("stored config of %s: %w", dataPointID, err)
-		}
-		return cfg, nil
-	}
-	if _, err := parse(); err != nil {
+	sc := &storedConfig{programs: programs, dataPointID: dataPointID, typ: typ, raw: append(json.RawMessage(nil), raw...)}
+	if _, err := sc.parse(); err != nil {
 		return Definition{}, err
 	}
-	raw = append(json.RawMessage(nil), raw...)
-	return Definition{ProjectID: projectID, DataPointID: dataPointID,
-		NewCalculator: func() (Calculator, error) {
-			cfg, err := parse()
-			if err != nil {
-				return nil, err
-			}
-			return newCalculator(programs, dataPointID, typ, cfg)
-		}}, nil
+	return Definition{ProjectID: projectID, DataPointID: dataPointID, NewCalculator: sc.newCalculator}, nil
+}
+
+// storedConfig is a virtual datapoint's configuration as stored, which
+// builds its calculators.
+type storedConfig struct {
+	programs         *formula.Cache
+	dataPointID, typ string
+	raw              json.RawMessage
+}
+
+func (sc *storedConfig) parse() (Config, error) {
+	var cfg Config
+	if err := json.Unmarshal(sc.raw, &cfg); err != nil {
+		return cfg, fmt.Errorf("stored config of %s: %w", sc.dataPointID, err)
+	}
+	return cfg, nil
+}
+
+func (sc *storedConfig) newCalculator() (Calculator, error) {
+	cfg, err := sc.parse()
+	if err != nil {
+		return nil, err
+	}
+	return newCalculator(sc.programs, sc.typ, cfg)
 }
 
 // calculator is a Calculator over window.Calc: the pins decide when to
@@ -50,10 +60,10 @@ type calculator struct {
 	sources []Source
 	timed   []window.Trigger
 	compute func(at time.Time) (float64, bool)
-	errs    *errorLog
+	errs    errorLog
 }
 
-func newCalculator(programs *formula.Cache, dataPointID, typ string, cfg Config) (*calculator, error) {
+func newCalculator(programs *formula.Cache, typ string, cfg Config) (*calculator, error) {
 	c := &calculator{}
 	pins := map[string]*window.Pin{}
 	for name, pc := range cfg.Pins {
@@ -81,8 +91,7 @@ func newCalculator(programs *formula.Cache, dataPointID, typ string, cfg Config)
 	if c.calc, err = window.NewCalc(pins); err != nil {
 		return nil, err
 	}
-	c.errs = &errorLog{dataPointID: dataPointID}
-	if c.compute, err = computeFor(programs, typ, cfg, c.calc, c.errs); err != nil {
+	if c.compute, err = computeFor(programs, typ, cfg, c.calc, &c.errs); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -193,8 +202,7 @@ func (c *calculator) NextTick(after time.Time) (time.Time, bool) {
 // errorLog keeps the latest calculation error until the actor takes it;
 // the engine reports at most one a minute per virtual datapoint.
 type errorLog struct {
-	dataPointID string
-	pending     error
+	pending error
 }
 
 func (l *errorLog) log(err error) { l.pending = err }

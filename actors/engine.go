@@ -129,7 +129,7 @@ func (e *Engine) Start(ctx context.Context, def Definition) error {
 	e.mu.Unlock()
 	started := make(chan error, 1)
 	reply := make(chan *actor.PID, 1)
-	e.system.Root.Send(e.supervisor, &spawnRequest{def: def, started: started, reply: reply})
+	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, started: started, reply: reply})
 	var pid *actor.PID
 	select {
 	case pid = <-reply:
@@ -232,20 +232,18 @@ func (e *Engine) forget(k Key) {
 
 // register notes what an actor runs, so that it finds its definition
 // again after a restart.
-func (e *Engine) register(pid *actor.PID, def Definition) {
+func (e *Engine) register(pid *actor.PID, def *Definition) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.defs[pid.Id] = &def
+	e.defs[pid.Id] = def
 }
 
 // definitionOf is what an actor runs; false once it is being stopped.
-func (e *Engine) definitionOf(pid *actor.PID) (Definition, bool) {
+func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if def, ok := e.defs[pid.Id]; ok {
-		return *def, true
-	}
-	return Definition{}, false
+	def, ok := e.defs[pid.Id]
+	return def, ok
 }
 
 // warnOnly passes on warnings and errors only.

@@ -18,7 +18,7 @@ type supervisor struct {
 }
 
 type spawnRequest struct {
-	def     Definition
+	def     *Definition
 	started chan error // the actor reports its first start here
 	reply   chan *actor.PID
 }

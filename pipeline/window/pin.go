@@ -15,7 +15,7 @@ type Pin struct {
 	trig    Trigger
 	value   float64
 	emitted bool
-	scratch []float64 // median over more than 64 observations only
+	scratch *[]float64 // median over more than 64 observations only; a pointer keeps Pin small
 }
 
 // NewPin builds a pin. Pass values from ParseRange, ParseAggregate and
@@ -53,7 +53,7 @@ func (p *Pin) Observe(o Observation) (fired bool) {
 	if !p.w.Add(o) || p.trig != EveryValue {
 		return false
 	}
-	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, &p.scratch))
+	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, p.medianScratch()))
 }
 
 // Fire evaluates a timed pin at boundary at: the aggregate over the window
@@ -68,7 +68,18 @@ func (p *Pin) Fire(at time.Time) (fired bool) {
 		return false
 	}
 	at = at.UTC()
-	return p.emit(p.agg.apply(p.w.ObservationsAt(at), p.w.evalTime(at), &p.scratch))
+	return p.emit(p.agg.apply(p.w.ObservationsAt(at), p.w.evalTime(at), p.medianScratch()))
+}
+
+// medianScratch is the median's working slice, made on first use.
+func (p *Pin) medianScratch() *[]float64 {
+	if p.agg != Median {
+		return nil
+	}
+	if p.scratch == nil {
+		p.scratch = new([]float64)
+	}
+	return p.scratch
 }
 
 func (p *Pin) emit(v float64, ok bool) bool {
