@@ -116,8 +116,8 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
 
 	// The throwaway cluster is configured like bdp serve's managed one
-	// (PostgreSQL's defaults, shared_buffers 128 MB) except that it does
-	// not fsync: commits here are cheaper than on a durable database.
+	// (store/pgcluster: shared_buffers 1 GB) except that it does not
+	// fsync: commits here are cheaper than on a durable database.
 	progress("starting PostgreSQL")
 	cluster, stopPG, err := pgcluster.StartForTests(ctx)
 	if err != nil {
