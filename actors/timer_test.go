@@ -43,7 +43,7 @@ func TestTimedTriggersFireLive(t *testing.T) {
 			e.writeAt("src", before, 1) // history, read at start
 			e.writeAt("src", before.Add(time.Minute), 3)
 
-			offset := tc.boundary.Add(-1500 * time.Millisecond).Sub(time.Now())
+			offset := time.Until(tc.boundary.Add(-1500 * time.Millisecond))
 			eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
 				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
 			if err != nil {
