@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/pipeline/formula"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -242,15 +240,7 @@ func TestCrashIsolationAndHealth(t *testing.T) {
 func TestRestartRefillsTimeWindowsInEventTime(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	cfg, err := ParseConfig(TypeFormula, []byte(`{"pins":{"P1":{"dataPointID":"src","data_range":{"time":"5m"},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(cfg)
-	def, err := buildDefinition(formula.NewCache(), e.project, "avg5m", TypeFormula, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := e.definition("avg5m", TypeFormula, `{"pins":{"P1":{"dataPointID":"src","data_range":{"time":"5m"},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`)
 	eng := e.engine(nil)
 	if err := eng.Start(ctx, def); err != nil {
 		t.Fatal(err)

@@ -2,14 +2,12 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/pipeline/formula"
 )
 
 // A running actor's timed trigger fires by the clock: at the next minute
@@ -29,16 +27,8 @@ func TestTimedTriggersFireLive(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			ctx := context.Background()
-			cfg, err := ParseConfig(TypeFormula, []byte(`{"pins":{"P1":{"dataPointID":"src","data_range":{"count":3},
-				"aggregate":"mean","trigger":"`+tc.trigger+`"}},"parameters":{"formula":"P1 x 10"}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := json.Marshal(cfg)
-			def, err := buildDefinition(formula.NewCache(), e.project, "out", TypeFormula, raw)
-			if err != nil {
-				t.Fatal(err)
-			}
+			def := e.definition("out", TypeFormula, `{"pins":{"P1":{"dataPointID":"src","data_range":{"count":3},
+				"aggregate":"mean","trigger":"`+tc.trigger+`"}},"parameters":{"formula":"P1 x 10"}}`)
 			before := tc.boundary.Add(-2 * time.Minute)
 			e.writeAt("src", before, 1) // history, read at start
 			e.writeAt("src", before.Add(time.Minute), 3)
