@@ -48,14 +48,17 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *initialize:
 		a.def, a.started = m.def, m.started
-		// Registered before the actor can fail, so a restart finds it.
-		a.engine.register(ctx.Self(), m.def)
+		if !a.engine.initialized(ctx.Self()) {
+			// Its Start gave up and forgot it; the Stop is on its way.
+			a.started <- context.Canceled
+			a.started = nil
+			return
+		}
 		a.begin(ctx)
 	case *actor.Started:
 		// A restart makes a fresh actor: its definition comes from the
-		// engine. On the first start nothing is registered yet, and
-		// initialize follows.
-		if def, ok := a.engine.definitionOf(ctx.Self()); ok {
+		// engine. On the first start initialize follows instead.
+		if def, ok := a.engine.restartOf(ctx.Self()); ok {
 			a.def = def
 			a.begin(ctx)
 		}

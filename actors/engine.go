@@ -59,7 +59,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	running map[Key]*actor.PID
-	defs    map[string]*Definition // PID id -> what the actor runs, for restarts and the supervisor's reports
+	actors  map[string]*registration // PID id -> what the actor runs, for restarts and the supervisor's reports
 
 	// programs shares compiled formulas between the virtual datapoints
 	// that use the same one: a compiled program is several times the size
@@ -99,7 +99,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	// lines (system started, dead letters on stop) are noise to operators.
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, defs: map[string]*Definition{},
+	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
 		programs: formula.NewCache(),
 		outputs:  make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
 	go e.writeOutputs()
@@ -121,34 +121,34 @@ func (e *Engine) Start(ctx context.Context, def Definition) error {
 	if _, err := def.NewCalculator(); err != nil {
 		return err
 	}
+	k := def.key()
 	e.mu.Lock()
-	if _, ok := e.running[def.key()]; ok {
+	if _, ok := e.running[k]; ok {
 		e.mu.Unlock()
 		return fmt.Errorf("actors: %d/%s is already running", def.ProjectID, def.DataPointID)
 	}
+	e.running[k] = nil // reserved while it starts: a second Start of it fails
 	e.mu.Unlock()
 	started := make(chan error, 1)
 	reply := make(chan *actor.PID, 1)
 	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, started: started, reply: reply})
-	var pid *actor.PID
-	select {
-	case pid = <-reply:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// The supervisor answers at once; waiting for it even when ctx ends
+	// means no actor is left running that nobody knows of.
+	pid := <-reply
 	e.mu.Lock()
-	e.running[def.key()] = pid
+	e.running[k] = pid
 	e.mu.Unlock()
+	var err error
 	select {
-	case err := <-started:
-		if err != nil {
-			e.forget(def.key())
-			e.system.Root.Stop(pid)
-		}
-		return err
+	case err = <-started:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	if err != nil {
+		e.forget(k)
+		e.system.Root.Stop(pid)
+	}
+	return err
 }
 
 // Stop stops the actor of a virtual datapoint and waits for it.
@@ -156,8 +156,8 @@ func (e *Engine) Stop(ctx context.Context, k Key) error {
 	e.mu.Lock()
 	pid, ok := e.running[k]
 	e.mu.Unlock()
-	if !ok {
-		return nil
+	if !ok || pid == nil {
+		return nil // not running, or its Start has not spawned it yet
 	}
 	e.forget(k)
 	// StopFuture waits for the actor's Stopped, at most 10 s.
@@ -225,25 +225,60 @@ func (e *Engine) forget(k Key) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if pid, ok := e.running[k]; ok {
-		delete(e.defs, pid.Id)
+		if pid != nil {
+			delete(e.actors, pid.Id)
+		}
 		delete(e.running, k)
 	}
 }
 
-// register notes what an actor runs, so that it finds its definition
-// again after a restart.
+// registration is what an actor runs, kept by the engine so that the
+// actor finds it again after a restart.
+type registration struct {
+	def         *Definition
+	initialized bool // the actor has taken its initialize message
+}
+
+// register notes what a spawned actor runs, before the actor can fail.
 func (e *Engine) register(pid *actor.PID, def *Definition) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.defs[pid.Id] = def
+	e.actors[pid.Id] = &registration{def: def}
+}
+
+// initialized marks an actor's first start as begun: from now on a
+// Started message means a restart. False once it is being stopped.
+func (e *Engine) initialized(pid *actor.PID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.actors[pid.Id]
+	if ok {
+		r.initialized = true
+	}
+	return ok
 }
 
 // definitionOf is what an actor runs; false once it is being stopped.
 func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	def, ok := e.defs[pid.Id]
-	return def, ok
+	r, ok := e.actors[pid.Id]
+	if !ok {
+		return nil, false
+	}
+	return r.def, true
+}
+
+// restartOf is the definition of an actor being restarted; false on the
+// first start, before the initialize message, and once it is stopped.
+func (e *Engine) restartOf(pid *actor.PID) (*Definition, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.actors[pid.Id]
+	if !ok || !r.initialized {
+		return nil, false
+	}
+	return r.def, true
 }
 
 // warnOnly passes on warnings and errors only.

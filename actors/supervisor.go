@@ -26,6 +26,9 @@ type spawnRequest struct {
 func (s *supervisor) Receive(ctx actor.Context) {
 	if req, ok := ctx.Message().(*spawnRequest); ok {
 		pid := ctx.Spawn(s.props)
+		// Registered before the actor can fail, so a restart finds it and
+		// a Start that gives up forgets it.
+		s.engine.register(pid, req.def)
 		// The first message in the new mailbox, before any delivery: the
 		// actor subscribes to its sources only while handling it.
 		ctx.Send(pid, &initialize{def: req.def, started: req.started})

@@ -1,0 +1,94 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gatedHistory holds every history read until the gate opens, so a test
+// can act while an actor is still starting.
+type gatedHistory struct {
+	History
+	gate chan struct{}
+}
+
+func (g gatedHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
+	<-g.gate
+	return g.History.Recent(ctx, projectID, dataPointID, count, since, end)
+}
+
+func (e *env) gatedEngine() (*Engine, chan struct{}) {
+	gate := make(chan struct{})
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: gatedHistory{StoreHistory{e.store}, gate},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	return eng, gate
+}
+
+// Two Starts of one virtual datapoint at once: one runs it, the other is
+// refused, and every input gives one output, not two.
+func TestConcurrentStartsRunOneActor(t *testing.T) {
+	e := newEnv(t)
+	eng, gate := e.gatedEngine()
+	def := e.def("src", "out")
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- eng.Start(context.Background(), def) }()
+	}
+	// The refused one answers at once; the other waits for its history.
+	refused := <-errs
+	if refused == nil {
+		t.Fatal("a second Start while the first was starting succeeded")
+	}
+	close(gate)
+	wg.Wait()
+	if err := <-errs; err != nil {
+		t.Fatalf("the first Start failed: %v", err)
+	}
+	e.write("src", 0, 1)
+	e.write("src", 1, 2)
+	e.outputs("out", 2)
+	time.Sleep(100 * time.Millisecond) // time for a second actor's outputs, were there one
+	if got := values(e.outputs("out", 2)); len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Fatalf("outputs %v, want [1 3]", got)
+	}
+}
+
+// A Start whose context ends while the actor loads its history leaves
+// nothing running, and a later Start of the same datapoint works.
+func TestCancelledStartLeavesNothingRunning(t *testing.T) {
+	e := newEnv(t)
+	eng, gate := e.gatedEngine()
+	def := e.def("src", "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := eng.Start(ctx, def); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start = %v, want the context's deadline", err)
+	}
+	if eng.Running(def.key()) {
+		t.Fatal("still registered as running after a cancelled Start")
+	}
+	close(gate)
+	e.write("src", 0, 5)
+	time.Sleep(200 * time.Millisecond)
+	if got := e.outputs("out", 0); len(got) != 0 {
+		t.Fatalf("the abandoned actor wrote %v", got)
+	}
+	if err := eng.Start(context.Background(), def); err != nil {
+		t.Fatalf("Start after the cancelled one: %v", err)
+	}
+	e.write("src", 1, 7)
+	if got := values(e.outputs("out", 1)); len(got) != 1 || got[0] != 12 {
+		t.Fatalf("outputs %v, want [12] (5 from history, 7 live)", got)
+	}
+}
