@@ -14,6 +14,14 @@ import (
 // On error it returns the kind (KafkaMalformed or KafkaInvalid) and dst
 // may hold part of the message's observations.
 func decodeKafkaValue(value []byte, dst []Observation) ([]Observation, string, error) {
+	if out, ok := decodeKafkaFast(value, dst); ok {
+		return out, "", nil
+	}
+	return decodeKafkaJSON(value, dst)
+}
+
+// decodeKafkaJSON is decodeKafkaValue through encoding/json.
+func decodeKafkaJSON(value []byte, dst []Observation) ([]Observation, string, error) {
 	v := bytes.TrimLeft(value, " \t\r\n")
 	if len(v) == 0 {
 		return dst, KafkaMalformed, errors.New("empty message")
