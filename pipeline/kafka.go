@@ -203,7 +203,6 @@ func (k *KafkaIngest) Run(ctx context.Context) error {
 		for b := range batches {
 			if ctx.Err() == nil {
 				k.deliver(ctx, r, w, b)
-				k.metrics.lag.Set(float64(r.Stats().Lag))
 			}
 		}
 	}()
@@ -227,9 +226,14 @@ func (k *KafkaIngest) Run(ctx context.Context) error {
 func (k *KafkaIngest) gatherLoop(ctx context.Context, r *kafka.Reader, batches chan<- *kafkaBatch) error {
 	backoff := k.cfg.RetryMin
 	size := 64
+	var lags partitionLags
 	for {
 		b := newKafkaBatch(size)
 		err := k.gather(ctx, r, b)
+		for _, m := range b.msgs {
+			lags.fetched(m, time.Now())
+		}
+		k.metrics.lag.Set(float64(lags.total(time.Now())))
 		if len(b.msgs) > 0 && ctx.Err() == nil {
 			size = max(64, len(b.msgs)) // the next batch is likely alike
 			select {
@@ -399,7 +403,6 @@ func (k *KafkaIngest) deliver(ctx context.Context, r *kafka.Reader, w *kafka.Wri
 		}
 		k.metrics.retries.WithLabelValues(step).Inc()
 		k.log.Warn("batch step failed, retrying", "step", step, "err", err, "messages", len(b.msgs), "retry_in", backoff)
-		k.metrics.lag.Set(float64(r.Stats().Lag))
 		if !kafkaSleep(ctx, backoff) {
 			k.log.Info("batch abandoned uncommitted", "step", step, "messages", len(b.msgs))
 			return false

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
 )
 
 type kafkaMetrics struct {
@@ -34,7 +36,7 @@ func newKafkaMetrics(reg prometheus.Registerer) (*kafkaMetrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 		lag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "bdp_kafka_consumer_lag", Help: "Messages behind the end of the partition last fetched (kafka-go reader stats).",
+			Name: "bdp_kafka_consumer_lag", Help: "Messages not yet fetched, summed over the partitions this node consumes.",
 		}),
 	}
 	for _, reason := range []string{KafkaMalformed, KafkaInvalid, KafkaUnknownProject} {
@@ -49,4 +51,42 @@ func newKafkaMetrics(reg prometheus.Registerer) (*kafkaMetrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// partitionLags sums the lag of every partition this node consumes.
+// kafka-go's reader reports the lag of whichever partition it fetched from
+// last, which under a consumer group with several partitions says little.
+// Each fetched message carries its partition's high-water mark; a
+// partition not fetched from for lagExpiry has been assigned elsewhere or
+// has nothing to fetch, and no longer counts. Owned by the fetching
+// goroutine.
+type partitionLags struct {
+	byPartition map[int]partitionLag
+}
+
+type partitionLag struct {
+	behind int64 // messages after the last one fetched
+	seen   time.Time
+}
+
+const lagExpiry = 30 * time.Second
+
+func (p *partitionLags) fetched(m kafka.Message, now time.Time) {
+	if p.byPartition == nil {
+		p.byPartition = map[int]partitionLag{}
+	}
+	p.byPartition[m.Partition] = partitionLag{behind: max(0, m.HighWaterMark-m.Offset-1), seen: now}
+}
+
+// total is the sum over the partitions fetched from within lagExpiry.
+func (p *partitionLags) total(now time.Time) int64 {
+	var sum int64
+	for part, l := range p.byPartition {
+		if now.Sub(l.seen) > lagExpiry {
+			delete(p.byPartition, part)
+			continue
+		}
+		sum += l.behind
+	}
+	return sum
 }
