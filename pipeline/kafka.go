@@ -192,6 +192,9 @@ func (k *KafkaIngest) Config() KafkaConfig { return k.cfg }
 // again), leaves the group and returns nil. Run returns an error only when
 // the reader stops by itself.
 func (k *KafkaIngest) Run(ctx context.Context) error {
+	if err := k.ensureDLQTopic(ctx); err != nil {
+		k.log.Warn("the DLQ topic could not be made; dead letters rely on the broker creating it", "err", err)
+	}
 	r := kafka.NewReader(k.readerConfig())
 	w := k.dlqWriter()
 	k.log.Info("consuming", "brokers", k.cfg.Brokers, "dlq", k.cfg.DLQTopic)

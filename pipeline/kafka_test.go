@@ -631,3 +631,25 @@ func BenchmarkKafkaIngest(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msg/s")
 	b.ReportMetric(float64(b.N)/produced.Seconds(), "produced-msg/s")
 }
+
+// The DLQ topic exists as soon as ingestion runs, before any dead letter:
+// it does not wait for the broker to create it on first use. (The
+// metadata request asks the broker not to create topics.)
+func TestKafkaIngestCreatesItsDLQTopic(t *testing.T) {
+	topic := kafkatest.Topic(t, 1)
+	dlqExists := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c := &kafka.Client{Addr: kafka.TCP(kafkatest.Brokers(t)...)}
+		md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic + ".dlq"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) > 0
+	}
+	if dlqExists() {
+		t.Fatal("the DLQ topic exists before ingestion started")
+	}
+	runKafkaIngest(t, KafkaConfig{Brokers: kafkatest.Brokers(t), Topic: topic, GroupID: randomGroup()}, &recordingSink{}, projectsUpTo(1))
+	waitFor(t, 30*time.Second, "the DLQ topic", dlqExists)
+}
