@@ -1,7 +1,12 @@
 package http
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
 	"strings"
 	"testing"
 )
@@ -340,6 +345,9 @@ func TestBodyTooLarge(t *testing.T) {
 			t.Fatalf("%s %s: expected 413, got %d: %s", tc.method, tc.path, r.Status, r.Body)
 		}
 		r.wantError(t, 413)
+		if r.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("%s %s: the 413 carries no X-Request-Id", tc.method, tc.path)
+		}
 		biCheckClean(t, r)
 	}
 	if after := read(); after != before {
@@ -350,4 +358,26 @@ func TestBodyTooLarge(t *testing.T) {
 	}
 	// A body below the limit is fine.
 	e.do("POST", "/v2/company/project", c.Admin, map[string]any{"name": "small", "description": strings.Repeat("y", 500)}).want(t, 200)
+}
+
+// A request the HTTP server refuses before any handler runs (headers
+// beyond its read buffer) still gets the error envelope and a request id.
+func TestRefusedBeforeHandlersGetsEnvelopeAndRequestID(t *testing.T) {
+	e := newTestEnv(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v2/user HTTP/1.1\r\nHost: bdp\r\nX-Padding: %s\r\n\r\n", strings.Repeat("p", 64<<10))
+	res, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	var env map[string]any
+	if res.StatusCode != 400 || json.Unmarshal(body, &env) != nil || env["success"] != false || res.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("HTTP %d, X-Request-Id %q: %s", res.StatusCode, res.Header.Get("X-Request-Id"), body)
+	}
 }

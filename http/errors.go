@@ -48,6 +48,9 @@ func fiberKind(e *fiber.Error) (fault.Kind, string) {
 		return fault.TooLarge, "request body too large"
 	case fiber.StatusBadRequest, fiber.StatusRequestHeaderFieldsTooLarge, fiber.StatusUnsupportedMediaType:
 		return fault.Invalid, e.Message
+	case fiber.StatusRequestTimeout:
+		// The client stopped sending: its fault, not a server error.
+		return fault.Invalid, "the request did not arrive in time"
 	}
 	return fault.Internal, ""
 }
@@ -63,6 +66,11 @@ type errorBody struct {
 // becomes a status code and a body. Internal errors are logged with the
 // request id and answered without detail.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
+	if requestID(c) == "" {
+		// The server refused the request before any middleware ran (a body
+		// over the limit): it still gets an id to quote.
+		assignRequestID(c)
+	}
 	kind, msg := fault.KindOf(err), fault.Message(err)
 	var fe *fiber.Error
 	if errors.As(err, &fe) {

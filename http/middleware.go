@@ -26,13 +26,17 @@ const (
 // requestID takes the client's X-Request-Id when it is sane, or makes one,
 // and echoes it, so a client can quote it when reporting a failure.
 func (s *Server) requestID(c *fiber.Ctx) error {
+	assignRequestID(c)
+	return c.Next()
+}
+
+func assignRequestID(c *fiber.Ctx) {
 	id := c.Get(headerRequestID)
 	if id == "" || len(id) > 64 {
 		id = newRequestID()
 	}
 	c.Locals(localRequestID, id)
 	c.Set(headerRequestID, id)
-	return c.Next()
 }
 
 func requestID(c *fiber.Ctx) string {
