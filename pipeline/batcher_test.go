@@ -98,6 +98,66 @@ func TestLastValueWinsWithinAWrite(t *testing.T) {
 	}
 }
 
+// Times are stored to the microsecond: two within one microsecond are one
+// observation, the later value wins, and subscribers see the stored time.
+func TestTimesWithinAMicrosecondAreOneObservation(t *testing.T) {
+	db := newTestDB(t)
+	router := NewRouter()
+	rec := &recorder{}
+	router.Subscribe(db.projectID, "dp", rec)
+	b := startBatcher(t, BatcherConfig{}, db.store, router)
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	obs := []Observation{
+		{ProjectID: db.projectID, DataPointID: "dp", Time: t0.Add(100), Value: 1},
+		{ProjectID: db.projectID, DataPointID: "dp", Time: t0.Add(400), Value: 2},
+	}
+	if err := b.Write(context.Background(), SourceHTTP, obs); err != nil {
+		t.Fatal(err)
+	}
+	// And again, across batches: the stored row is replaced.
+	if err := b.Write(context.Background(), SourceHTTP, []Observation{
+		{ProjectID: db.projectID, DataPointID: "dp", Time: t0.Add(999), Value: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := db.scalar(t, `SELECT count(*) FROM observations`), db.scalar(t, `SELECT sum(value) FROM observations`); n != 1 || sum != 3 {
+		t.Fatalf("%v rows, sum %v; want one row of 3", n, sum)
+	}
+	waitFor(t, 5*time.Second, "the deliveries", func() bool { return len(rec.all()) == 3 })
+	for _, o := range rec.all() {
+		if !o.Time.Equal(t0) {
+			t.Fatalf("delivered time %s, want the stored %s", o.Time.Format(time.RFC3339Nano), t0)
+		}
+	}
+}
+
+// A request whose data the database refuses fails alone: the requests
+// that shared its batch (of other projects, say) are stored and answered
+// with success.
+func TestARefusedRequestFailsAlone(t *testing.T) {
+	db := newTestDB(t)
+	b := startBatcher(t, BatcherConfig{MaxWait: 300 * time.Millisecond}, db.store, NewRouter())
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	beyond := time.Date(300_000, 1, 1, 0, 0, 0, 0, time.UTC) // past PostgreSQL's timestamptz
+	writes := [][]Observation{
+		series(db.projectID, "good-1", 10, t0),
+		{{ProjectID: db.projectID, DataPointID: "bad", Time: beyond, Value: 1}},
+		series(db.projectID, "good-2", 10, t0),
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = b.Write(context.Background(), SourceHTTP, w) }()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[2] != nil || errs[1] == nil {
+		t.Fatalf("errors %v; want only the write beyond the calendar to fail", errs)
+	}
+	if n := db.scalar(t, `SELECT count(*) FROM observations`); n != 20 {
+		t.Fatalf("%v rows stored, want the 20 good ones", n)
+	}
+}
+
 // failingStore is the real store with one injected failure, to see that a
 // failed batch fails every request in it and stores none of them.
 type failingStore struct {
@@ -155,6 +215,17 @@ func (r *recorder) Deliver(obs []Observation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, obs)
+}
+
+// all is every observation delivered so far.
+func (r *recorder) all() []Observation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Observation
+	for _, d := range r.got {
+		out = append(out, d...)
+	}
+	return out
 }
 
 // Subscribers see stored observations of their datapoint only, in time

@@ -9,7 +9,10 @@ import (
 )
 
 // flush stores one batch in one transaction and answers its requests;
-// stored observations then go to the router.
+// stored observations then go to the router. When the database refuses
+// the batch's data (rather than being unreachable), the fault lies with
+// one request, and the batch's other requests, perhaps of other companies,
+// must not fail with it: each request is then written on its own.
 func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 	start := time.Now()
 	n := 0
@@ -17,25 +20,52 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 		n += len(r.obs)
 	}
 	b.metrics.queue.Sub(float64(len(batch)))
-	rows, err := b.rows(ctx, batch)
-	if err == nil {
-		err = b.store.WriteObservations(ctx, rows)
-	}
+	err := b.write(ctx, batch)
 	b.metrics.flushSeconds.Observe(time.Since(start).Seconds())
 	b.metrics.batchSize.Observe(float64(n))
-	for _, r := range batch {
-		if err == nil {
-			b.metrics.stored.WithLabelValues(string(r.src)).Add(float64(len(r.obs)))
-		} else {
-			b.metrics.failed.WithLabelValues(string(r.src)).Add(float64(len(r.obs)))
+	if err != nil && len(batch) > 1 && store.IsRejected(err) {
+		stored := make([]*writeRequest, 0, len(batch))
+		for _, r := range batch {
+			err := b.write(ctx, []*writeRequest{r})
+			b.answer(r, err)
+			if err == nil {
+				stored = append(stored, r)
+			}
 		}
-		r.done <- err
-	}
-	if err != nil {
+		b.route(stored)
 		return
 	}
-	parts := make([][]Observation, len(batch))
-	for i, r := range batch {
+	for _, r := range batch {
+		b.answer(r, err)
+	}
+	if err == nil {
+		b.route(batch)
+	}
+}
+
+func (b *Batcher) write(ctx context.Context, batch []*writeRequest) error {
+	rows, err := b.rows(ctx, batch)
+	if err != nil {
+		return err
+	}
+	return b.store.WriteObservations(ctx, rows)
+}
+
+func (b *Batcher) answer(r *writeRequest, err error) {
+	if err == nil {
+		b.metrics.stored.WithLabelValues(string(r.src)).Add(float64(len(r.obs)))
+	} else {
+		b.metrics.failed.WithLabelValues(string(r.src)).Add(float64(len(r.obs)))
+	}
+	r.done <- err
+}
+
+func (b *Batcher) route(stored []*writeRequest) {
+	if len(stored) == 0 {
+		return
+	}
+	parts := make([][]Observation, len(stored))
+	for i, r := range stored {
 		parts[i] = r.obs
 	}
 	b.router.route(parts...)
@@ -53,7 +83,11 @@ func (b *Batcher) rows(ctx context.Context, batch []*writeRequest) ([]store.Row,
 	fill := func() []store.Row {
 		rows := b.rowBuf[:0]
 		for _, r := range batch {
-			for _, o := range r.obs {
+			for i := range r.obs {
+				// PostgreSQL keeps microseconds: two times within one are
+				// one stored row, and subscribers see the time as stored.
+				o := &r.obs[i]
+				o.Time = o.Time.Truncate(time.Microsecond)
 				id, _ := b.ids.Load(dpKey{o.ProjectID, o.DataPointID})
 				rows = append(rows, store.Row{Datapoint: id.(int64), Time: o.Time, Value: o.Value})
 			}

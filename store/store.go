@@ -84,6 +84,22 @@ func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
+// IsRejected reports whether err is PostgreSQL refusing the data of a
+// write (a value out of range, a constraint, one row touched twice), as
+// opposed to the database being unreachable or failing: the same data
+// would be refused again, other data would not.
+func IsRejected(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) < 2 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "21", "22", "23", "54": // cardinality, data exception, integrity, program limit
+		return true
+	}
+	return false
+}
+
 // translate turns driver errors into fault kinds. what names the thing
 // looked for, for the client message of not-found and conflict answers.
 func translate(err error, what string) error {
