@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -67,7 +66,7 @@ func appendPoints(obs []pipeline.Observation, projectID int64, dp string, raw js
 		if err := json.Unmarshal(p, &pt); err != nil {
 			return nil, fault.Invalidf("datapoint %q, index %d: expected an object {time, value}", dp, i)
 		}
-		t, err := time.Parse(time.RFC3339Nano, pt.Time)
+		t, err := pipeline.ParseRFC3339(pt.Time)
 		if err != nil {
 			return nil, fault.Invalidf("datapoint %q, index %d: time %q is not RFC 3339", dp, i, pt.Time)
 		}

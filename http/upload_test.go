@@ -56,6 +56,13 @@ func TestUploadSameTimeReplaces(t *testing.T) {
 	if v := e.sqlFloat(`SELECT value FROM observations`); v != 4 {
 		t.Fatalf("value %v, want the last written 4", v)
 	}
+	// Times within one microsecond (what PostgreSQL keeps) are the same
+	// time, and a lowercase t and z are RFC 3339 too (its section 5.6).
+	e.do("POST", path, c.Admin, map[string]any{"dp": []map[string]any{
+		{"time": "2026-02-02t12:00:00.0000001z", "value": 5}, {"time": "2026-02-02T12:00:00.0000004Z", "value": 6}}}).want(t, 200)
+	if n, v := e.sqlFloat(countObs, pid), e.sqlFloat(`SELECT value FROM observations`); n != 1 || v != 6 {
+		t.Fatalf("%v rows, value %v; want the one row, now 6", n, v)
+	}
 }
 
 // Any bad value or time answers 400 naming the datapoint and index, and

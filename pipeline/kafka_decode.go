@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 )
 
 // decodeKafkaValue appends the observations of one message value to dst.
@@ -103,7 +102,7 @@ func (j *kafkaJSONObservation) observation() (Observation, string, error) {
 	if j.ProjectID.v <= 0 {
 		return Observation{}, KafkaInvalid, fmt.Errorf("project_id %d is not positive", j.ProjectID.v)
 	}
-	t, err := time.Parse(time.RFC3339, j.Time.v)
+	t, err := ParseRFC3339(j.Time.v)
 	if err != nil {
 		return Observation{}, KafkaInvalid, fmt.Errorf("time %q is not RFC 3339", j.Time.v)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,17 @@ func (o Observation) Validate() error {
 		return fmt.Errorf("time %s is outside the years 1900 to 9999", o.Time.Format(time.RFC3339))
 	}
 	return ValidateDataPointID(o.DataPointID)
+}
+
+// ParseRFC3339 parses an RFC 3339 time as uploads and gateways send it.
+// RFC 3339 lets the T and Z be lowercase (section 5.6), which Go's layout
+// does not; no other letter is valid, so upper-casing the whole is safe.
+func ParseRFC3339(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil && strings.ContainsAny(s, "tz") {
+		t, err = time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	}
+	return t, err
 }
 
 // ValidateDataPointID enforces decisions.md 4.
