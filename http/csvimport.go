@@ -348,7 +348,7 @@ func (imp *csvImport) lineFailed(line int, reason string) error {
 		if err := imp.checkPending(); err != nil {
 			return err
 		}
-		return fault.Invalidf("line %d: %s", line, reason)
+		return fault.Invalidf("%d: %s", line, reason)
 	}
 	imp.errs = append(imp.errs, importLineError{line, reason})
 	return nil
@@ -429,7 +429,7 @@ func (imp *csvImport) checkPending() error {
 	}
 	for _, p := range imp.pending {
 		if imp.abort && !imp.access.allowed[p.id] {
-			return fault.Forbiddenf("line %d: %s", p.line, noWriteAccess(p.id))
+			return fault.Forbiddenf("%d: %s", p.line, noWriteAccess(p.id))
 		}
 	}
 	imp.pending = imp.pending[:0]

@@ -133,7 +133,7 @@ func TestImportFailingLines(t *testing.T) {
 			file := imGood + tt.line + "\n" + "dp-3,2.5,2024-01-31T11:00:00Z\n"
 			pid, _ := e.newProject(c.Admin)
 			r := e.importCSV(c.Admin, pid, "abort", file).wantError(t, 400)
-			if r.JSON["error"] != "line 2: "+tt.reason || r.JSON["operation"] != "create" {
+			if r.JSON["error"] != "2: "+tt.reason || r.JSON["operation"] != "create" {
 				t.Fatalf("abort: %s", r.Body)
 			}
 			if n := e.sqlFloat(imCount, pid); n != 0 {
@@ -222,7 +222,7 @@ func TestImportDialectsAndHeader(t *testing.T) {
 	// The header does not count as a failing line; line numbers include it.
 	pid, _ := e.newProject(c.Admin)
 	r := e.importCSV(c.Admin, pid, "abort", "id,value,time\na,1,2024-01-31\na,x,2024-01-31\n").wantError(t, 400)
-	if r.JSON["error"] != `line 3: value "x" is not a number` {
+	if r.JSON["error"] != `3: value "x" is not a number` {
 		t.Fatalf("%s", r.Body)
 	}
 }
@@ -269,13 +269,13 @@ func TestImportForbiddenDatapoint(t *testing.T) {
 	file := "allowed-1,1,2024-01-31\nsecret-1,2,2024-01-31\nreadonly-1,3,2024-01-31\nallowed-2,4,2024-01-31\nsecret-1,5,2024-01-31T01:00:00Z\n"
 
 	r := e.importCSV(u, pid, "abort", file).wantError(t, 403)
-	if r.JSON["error"] != `line 2: no write access to datapoint "secret-1"` {
+	if r.JSON["error"] != `2: no write access to datapoint "secret-1"` {
 		t.Fatalf("%s", r.Body)
 	}
 	// A failing line before the forbidden datapoint comes first; one after
 	// it does not.
 	r = e.importCSV(u, pid, "abort", "allowed-1,x,2024-01-31\n"+file).wantError(t, 400)
-	if !strings.HasPrefix(r.JSON["error"].(string), "line 1: ") {
+	if !strings.HasPrefix(r.JSON["error"].(string), "1: ") {
 		t.Fatalf("%s", r.Body)
 	}
 	e.importCSV(u, pid, "abort", file+"allowed-1,x,2024-01-31\n").wantError(t, 403)
@@ -388,7 +388,7 @@ func TestImportAbortSpool(t *testing.T) {
 		}
 	}
 	r := e.importStream(c.Admin, pid, "abort", gen(true)).wantError(t, 400)
-	if r.JSON["error"] != fmt.Sprintf(`line %d: value "oops" is not a number`, n+1) {
+	if r.JSON["error"] != fmt.Sprintf(`%d: value "oops" is not a number`, n+1) {
 		t.Fatalf("%s", r.Body)
 	}
 	if got := e.sqlFloat(imCount, pid); got != 0 {

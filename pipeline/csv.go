@@ -49,7 +49,9 @@ type LineError struct {
 	Reason string // for example: value "abc" is not a number
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+// Error begins with the line number, as api.md 4.7 and 7 ask of the
+// answer to an aborted import.
+func (e *LineError) Error() string { return fmt.Sprintf("%d: %s", e.Line, e.Reason) }
 
 // Dialect is how a CSV file is written.
 type Dialect struct {

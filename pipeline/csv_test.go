@@ -91,7 +91,7 @@ func TestCSVFailingLines(t *testing.T) {
 			if len(res.errs) == 0 || res.errs[0].Line != 2 || res.errs[0].Reason != tt.reason {
 				t.Fatalf("errors %v, want line 2: %s", res.errs, tt.reason)
 			}
-			if want := "line 2: " + tt.reason; res.errs[0].Error() != want {
+			if want := "2: " + tt.reason; res.errs[0].Error() != want {
 				t.Fatalf("Error() = %q, want %q", res.errs[0].Error(), want)
 			}
 			if len(res.obs) < 2 || res.lines[0] != 1 || res.lines[len(res.lines)-1] != strings.Count(file, "\n") {
@@ -104,7 +104,7 @@ func TestCSVFailingLines(t *testing.T) {
 // A decimal comma is no float, also where the delimiter is not a comma.
 func TestCSVDecimalComma(t *testing.T) {
 	_, res := readAllCSV(t, strings.NewReader("a;1;2024-01-31\nb;1,5;2024-01-31\nc;2.5;2024-01-31\n"))
-	if len(res.obs) != 2 || len(res.errs) != 1 || res.errs[0].Error() != `line 2: value "1,5" is not a number` {
+	if len(res.obs) != 2 || len(res.errs) != 1 || res.errs[0].Error() != `2: value "1,5" is not a number` {
 		t.Fatalf("%+v", res)
 	}
 }
