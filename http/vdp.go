@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,12 +36,93 @@ type vdpObject struct {
 }
 
 func toVDPObject(v store.VDP) (vdpObject, error) {
-	var cfg actors.Config
-	if err := json.Unmarshal(v.Config, &cfg); err != nil {
-		return vdpObject{}, fmt.Errorf("stored config of %s: %w", v.DataPointID, err)
+	cfg, err := storedConfig(v)
+	if err != nil {
+		return vdpObject{}, err
 	}
 	return vdpObject{DataPointID: v.DataPointID, Type: v.Type, Description: v.Description, Logs: nonNilSlice(v.Logs),
 		Parameters: cfg.Parameters, Pins: cfg.Pins, Status: store.StatusText(v.StatusCode), StatusCode: v.StatusCode}, nil
+}
+
+// storedConfig reads the configuration a virtual datapoint was stored
+// with (ParseConfig's output, so no validation again).
+func storedConfig(v store.VDP) (actors.Config, error) {
+	var cfg actors.Config
+	if err := json.Unmarshal(v.Config, &cfg); err != nil {
+		return cfg, fmt.Errorf("stored config of %s: %w", v.DataPointID, err)
+	}
+	return cfg, nil
+}
+
+// vdpNeed is what an operation on a virtual datapoint needs of the
+// caller's TagAuths.
+type vdpNeed int
+
+const (
+	needRead  vdpNeed = iota // read the output: GET one, the list
+	needWrite                // write the output: PUT, DELETE, run=false
+	needRun                  // write the output and read every source: create, run=true, recompute
+)
+
+// requireVDPAccess is the datapoint-level check (TagAuths) of the virtual
+// datapoint endpoints, on top of their endpoint grant. Running one needs
+// what its live processing does: read its sources, write its output.
+// cfg names the sources for needRun; nil reads the stored configuration
+// (once the output passed, so a caller without a grant learns nothing of
+// it). A refusal is the 403 of requireDatapointAccess naming the
+// datapoint; company roles pass (rbac DatapointAccess).
+func (s *Server) requireVDPAccess(c *fiber.Ctx, cl *call, id string, need vdpNeed, cfg *actors.Config) error {
+	if err := s.requireDatapointAccess(c, cl, []string{id}, need != needRead); err != nil {
+		return err
+	}
+	if need != needRun || cl.Perms.HasCompanyRole() {
+		return nil
+	}
+	if cfg == nil {
+		v, err := s.store.VDP(c.UserContext(), cl.ProjectID, id)
+		if err != nil {
+			return err
+		}
+		stored, err := storedConfig(v)
+		if err != nil {
+			return err
+		}
+		cfg = &stored
+	}
+	return s.requireDatapointAccess(c, cl, cfg.SourceIDs(), false)
+}
+
+// readableVDPs is the list the caller may see: the virtual datapoints whose
+// output they may read (the rule of requireVDPAccess), paged after that
+// filter so that the total counts only them.
+func (s *Server) readableVDPs(c *fiber.Ctx, cl *call, search string, status *int, page, perPage int) ([]store.VDPSummary, int, error) {
+	ctx := c.UserContext()
+	if cl.Perms.HasCompanyRole() {
+		return s.store.ListVDPs(ctx, cl.ProjectID, search, status, page, perPage)
+	}
+	all, _, err := s.store.ListVDPs(ctx, cl.ProjectID, search, status, 1, math.MaxInt32)
+	if err != nil {
+		return nil, 0, err
+	}
+	names := make([]string, len(all))
+	for i, v := range all {
+		names[i] = v.DataPointID
+	}
+	access, err := s.datapointAccess(ctx, cl, names)
+	if err != nil {
+		return nil, 0, err
+	}
+	readable := all[:0]
+	for _, v := range all {
+		if access[v.DataPointID].Read {
+			readable = append(readable, v)
+		}
+	}
+	from := len(readable)
+	if page <= len(readable)/perPage+1 { // (page-1)*perPage cannot overflow
+		from = (page - 1) * perPage
+	}
+	return readable[from:min(from+perPage, len(readable))], len(readable), nil
 }
 
 // vdpParam reads the dataPointID query parameter every route takes.
@@ -72,10 +154,7 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err := s.refuseLoop(c.UserContext(), cl.ProjectID, id, cfg); err != nil {
 		return nil, err
 	}
-	if err := s.requireDatapointAccess(c, cl, cfg.SourceIDs(), false); err != nil {
-		return nil, err
-	}
-	if err := s.requireDatapointAccess(c, cl, []string{id}, true); err != nil {
+	if err := s.requireVDPAccess(c, cl, id, needRun, &cfg); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(cfg)
@@ -137,6 +216,9 @@ func (s *Server) getVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.requireVDPAccess(c, cl, id, needRead, nil); err != nil {
+		return nil, err
+	}
 	v, err := s.store.VDP(c.UserContext(), cl.ProjectID, id)
 	if err != nil {
 		return nil, err
@@ -151,6 +233,9 @@ type vdpUpdate struct {
 func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
 	id, err := vdpParam(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.requireVDPAccess(c, cl, id, needWrite, nil); err != nil {
 		return nil, err
 	}
 	var req vdpUpdate
@@ -176,6 +261,9 @@ func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) deleteVDP(c *fiber.Ctx, cl *call) (any, error) {
 	id, err := vdpParam(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.requireVDPAccess(c, cl, id, needWrite, nil); err != nil {
 		return nil, err
 	}
 	v, err := s.store.DeleteVDP(c.UserContext(), cl.ProjectID, id, "deleted by "+cl.Principal.User.Email)
@@ -211,7 +299,7 @@ func (s *Server) listVDPs(c *fiber.Ctx, cl *call) (any, error) {
 		}
 		status = &code
 	}
-	items, total, err := s.store.ListVDPs(c.UserContext(), cl.ProjectID, c.Query("search"), status, page, perPage)
+	items, total, err := s.readableVDPs(c, cl, c.Query("search"), status, page, perPage)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,20 +52,11 @@ func (s *Server) recomputeVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := c.UserContext()
-	v, err := s.store.VDP(ctx, cl.ProjectID, id)
+	if err := s.requireVDPAccess(c, cl, id, needRun, nil); err != nil {
+		return nil, err
+	}
+	v, err := s.store.VDP(c.UserContext(), cl.ProjectID, id)
 	if err != nil {
-		return nil, err
-	}
-	var cfg actors.Config
-	if err := json.Unmarshal(v.Config, &cfg); err != nil {
-		return nil, fmt.Errorf("stored config of %s: %w", id, err)
-	}
-	// What live processing needs: read the sources, write the output.
-	if err := s.requireDatapointAccess(c, cl, cfg.SourceIDs(), false); err != nil {
-		return nil, err
-	}
-	if err := s.requireDatapointAccess(c, cl, []string{id}, true); err != nil {
 		return nil, err
 	}
 	def, err := s.engine.Definition(cl.ProjectID, id, v.Type, v.Config)

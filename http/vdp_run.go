@@ -30,6 +30,13 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, fault.Invalidf("query parameter run must be true or false, got %q", c.Query("run"))
 	}
+	need := needWrite
+	if run {
+		need = needRun
+	}
+	if err := s.requireVDPAccess(c, cl, id, need, nil); err != nil {
+		return nil, err
+	}
 	ctx, who := c.UserContext(), cl.Principal.User.Email
 	var v store.VDP
 	if run {
