@@ -85,6 +85,9 @@ type CSVReader struct {
 	eof       bool
 	line      int
 	ids       map[string]string
+	record    []byte // a record of several lines (a quoted line break)
+	mark      int    // where continueQuoted may go back to; -1 for none
+	markLine  int    // the line number there
 }
 
 // NewCSVReader detects the dialect from the beginning of r (reading up to
@@ -92,7 +95,7 @@ type CSVReader struct {
 // Only a read error fails it; a file of garbage still gets a dialect and
 // fails line by line.
 func NewCSVReader(r io.Reader, projectID int64) (*CSVReader, error) {
-	cr := &CSVReader{r: r, projectID: projectID, buf: make([]byte, csvBufSize), ids: map[string]string{}}
+	cr := &CSVReader{r: r, projectID: projectID, buf: make([]byte, csvBufSize), ids: map[string]string{}, mark: -1}
 	for cr.end < csvSniffSize && !cr.eof {
 		if err := cr.fill(); err != nil {
 			return nil, err
@@ -151,16 +154,28 @@ func (r *CSVReader) readLine() (line []byte, long bool, err error) {
 		}
 		if r.end-r.pos >= csvMaxLine {
 			long = true // drop what we have, keep looking for the end
-			r.pos, r.end = 0, 0
-		} else if r.pos > 0 {
-			r.end = copy(r.buf, r.buf[r.pos:r.end])
-			r.pos = 0
+			r.pos, r.end, r.mark = 0, 0, -1
+		} else if from := r.keepFrom(); from > 0 {
+			r.end = copy(r.buf, r.buf[from:r.end])
+			r.pos -= from
+			if r.mark >= 0 {
+				r.mark -= from
+			}
 		}
 		scan = r.end
 		if err := r.fill(); err != nil {
 			return nil, false, err
 		}
 	}
+}
+
+// keepFrom is where the buffer's live data begins: the current line, or
+// the mark that continueQuoted may go back to.
+func (r *CSVReader) keepFrom() int {
+	if r.mark >= 0 && r.mark < r.pos {
+		return r.mark
+	}
+	return r.pos
 }
 
 func trimCR(b []byte) []byte {
@@ -186,11 +201,49 @@ func (r *CSVReader) Next() (Observation, int, error) {
 		if (r.line == 1 && r.dialect.Header) || isBlank(raw) {
 			continue
 		}
+		start := r.line
 		o, reason := r.parse(raw)
-		if reason != "" {
-			return Observation{}, r.line, &LineError{r.line, reason}
+		if reason == reasonUnterminated {
+			if o, reason, err = r.continueQuoted(raw); err != nil {
+				return Observation{}, r.line, err
+			}
 		}
-		return o, r.line, nil
+		if reason != "" {
+			return Observation{}, start, &LineError{start, reason}
+		}
+		return o, start, nil
+	}
+}
+
+const reasonUnterminated = "unterminated quoted field"
+
+// continueQuoted reads on when a quoted field spans lines, as standard CSV
+// allows: the following lines join the record until the quote closes.
+// The record is then one observation or one failing line, numbered by its
+// first line, instead of its tail being read as a line of its own (which
+// made datapoints of fragments). A quote that does not close within
+// csvMaxLine bytes is a typo, not a line break: the reader goes back to
+// the line after it, so one stray quote costs one line.
+func (r *CSVReader) continueQuoted(first []byte) (Observation, string, error) {
+	r.record = append(r.record[:0], first...)
+	r.mark, r.markLine = r.pos, r.line
+	defer func() { r.mark = -1 }()
+	for {
+		next, long, err := r.readLine()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return Observation{}, "", err
+		}
+		if err != nil || long || len(r.record)+1+len(next) > csvMaxLine {
+			if r.mark >= 0 { // still buffered: read those lines as lines
+				r.pos, r.line = r.mark, r.markLine
+			}
+			return Observation{}, reasonUnterminated, nil
+		}
+		r.line++
+		r.record = append(append(r.record, '\n'), next...)
+		if o, reason := r.parse(r.record); reason != reasonUnterminated {
+			return o, reason, nil
+		}
 	}
 }
 
@@ -315,7 +368,7 @@ func splitQuoted(line []byte, d Dialect, f *[3][]byte) (n int, reason string) {
 		if len(line) > 0 && line[0] == d.Quote {
 			body, rest, ok := quoted(line[1:], d.Quote)
 			if !ok {
-				return n, "unterminated quoted field"
+				return n, reasonUnterminated
 			}
 			rest = trimLeft(rest, d.Delimiter)
 			if len(rest) > 0 && rest[0] != d.Delimiter {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -436,4 +437,44 @@ func BenchmarkCSVReaderSlowTimestamps(b *testing.B) {
 	benchmarkCSV(b, benchCSV(50_000, func(i int) string {
 		return tBase.Add(time.Duration(i) * time.Second).Format("02.01.2006 15:04:05")
 	}))
+}
+
+// A quoted field may hold a line break (standard CSV): the lines form one
+// record, numbered by its first line, and no fragment of it is read as a
+// line of its own. A quote that never closes is a typo: it costs its own
+// line only, also when the lines after it cross the read buffer.
+func TestCSVQuotedLineBreaks(t *testing.T) {
+	good := func(i int) string { return fmt.Sprintf("dp-%d,%d,2024-01-31T10:00:00Z\n", i, i) }
+	t.Run("one record over two lines", func(t *testing.T) {
+		file := good(1) + "\"dp\nmultiline\",2,2024-01-01T01:00:00Z\n" + good(4)
+		_, res := readAllCSV(t, strings.NewReader(file))
+		if len(res.errs) != 1 || res.errs[0].Line != 2 || !strings.Contains(res.errs[0].Reason, "control character") {
+			t.Fatalf("errors %v, want one for line 2 (a line break in the identifier)", res.errs)
+		}
+		if !slices.Equal(res.lines, []int{1, 4}) {
+			t.Fatalf("good lines %v, want 1 and 4", res.lines)
+		}
+	})
+	t.Run("a stray quote across the buffer", func(t *testing.T) {
+		var b strings.Builder
+		n := 0
+		for b.Len() < csvBufSize-200 {
+			n++
+			b.WriteString(good(n))
+		}
+		n++
+		b.WriteString(`"stray,1,2024-01-31T10:00:00Z` + "\n")
+		stray := n
+		for b.Len() < csvBufSize+3*csvMaxLine {
+			n++
+			b.WriteString(good(n))
+		}
+		_, res := readAllCSV(t, strings.NewReader(b.String()))
+		if len(res.errs) != 1 || res.errs[0].Line != stray || res.errs[0].Reason != "unterminated quoted field" {
+			t.Fatalf("errors %v, want one for line %d", res.errs, stray)
+		}
+		if len(res.obs) != n-1 || res.lines[stray-1] != stray+1 {
+			t.Fatalf("%d good lines, want %d", len(res.obs), n-1)
+		}
+	})
 }
