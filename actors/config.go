@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -91,11 +92,17 @@ func ParseConfig(typ string, body []byte) (Config, error) {
 	if !ok {
 		return Config{}, fault.Invalidf("type must be formula, gradient or absolute_humidity, got %q", typ)
 	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
 	var raw rawConfig
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return Config{}, fault.Invalidf("config: malformed JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Config{}, fault.Invalidf("config: malformed JSON: unexpected data after the object")
 	}
 	if len(raw.Pins) == 0 {
 		return Config{}, fault.Invalidf("config.pins: at least one pin is required")

@@ -142,6 +142,11 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// decode refuses data after the object as for PUT; ParseConfig
+	// judges the whole body again (decode lets a closing } or ] pass).
+	if err := decode(c, &json.RawMessage{}); err != nil {
+		return nil, err
+	}
 	typ := c.Query("type")
 	cfg, err := actors.ParseConfig(typ, c.Body())
 	if err != nil {

@@ -255,3 +255,30 @@ func TestVDPGradientAndHumidityEndToEnd(t *testing.T) {
 		t.Fatalf("absolute humidity: %s", got)
 	}
 }
+
+// Data after the config object is refused like PUT refuses it, and
+// creates nothing.
+func TestVDPCreateRefusesTrailingData(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	const cfg = `{"pins":{"P1":{"dataPointID":"a"}},"parameters":{"formula":"P1;"}}`
+	for name, body := range map[string]string{
+		"text":          cfg + ` trailing`,
+		"second object": cfg + cfg,
+		"closing brace": cfg + `}`,
+		"closing array": cfg + `]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin, []byte(body)).wantError(t, 400)
+			if msg := r.JSON["error"].(string); !strings.Contains(msg, "unexpected data after the object") {
+				t.Fatalf("error %q", msg)
+			}
+			list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints", pid), c.Admin, nil).want(t, 200)
+			if n := list.JSON["meta"].(map[string]any)["total_items"]; n != float64(0) {
+				t.Fatalf("a refused body created something: %s", list.Body)
+			}
+		})
+	}
+	e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin, []byte(cfg+" \n\t")).want(t, 200)
+}
