@@ -40,7 +40,7 @@ var timeseriesParams = []param{
 		"start must be before end."},
 	{Name: "max", Type: "integer", Doc: "at most this many observations (integer >= 0); 0 returns all. Ignored when both start and end " +
 		"are given, and with samplerate. Default 1000: without start, end and max the answer is the newest 1000 observations, ascending. " +
-		"A raw answer never holds more than 1000000 observations (400 otherwise: narrow the range or sample)."},
+		"Answers of more than 1000000 observations are streamed; only the last max > 1000000 before end (or of all) answers 400."},
 	{Name: "samplerate", Type: "string", Doc: "down-sample: an integer followed by s, m, h or d (10s, 2m, 1h, 7d), or auto. " +
 		"Intervals are counted from 2000-01-01T00:00:00Z (1h intervals start on full hours, 1d at midnight UTC); each answer " +
 		"value aggregates the observations of one interval [t, t+samplerate), its time is the left boundary t, and intervals without " +
@@ -225,6 +225,11 @@ func (s *Server) readTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	pts, key, every, err := s.readPoints(ctx, cl.ProjectID, dp.ID, q)
+	if errors.Is(err, store.ErrOverReadLimit) {
+		if from, to, limit, ok := q.pagedRange(); ok {
+			return s.streamTimeseries(dp, conv, from, to, limit), nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -412,14 +417,23 @@ func encodeTimeseries(pts []store.Point, key string, dp store.DatapointInfo, uni
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"time":"`...)
-		b = p.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `","`...)
-		b = append(b, key...) // one of a fixed set of names
-		b = append(b, `":`...)
-		b = appendJSONFloat(b, p.Value)
-		b = append(b, '}')
+		b = appendPoint(b, p, key)
 	}
+	return appendTimeseriesTail(b, dp, unit, every)
+}
+
+func appendPoint(b []byte, p store.Point, key string) []byte {
+	b = append(b, `{"time":"`...)
+	b = p.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","`...)
+	b = append(b, key...) // one of a fixed set of names
+	b = append(b, `":`...)
+	b = appendJSONFloat(b, p.Value)
+	return append(b, '}')
+}
+
+// appendTimeseriesTail closes the data array and writes the other fields.
+func appendTimeseriesTail(b []byte, dp store.DatapointInfo, unit string, every time.Duration) []byte {
 	b = append(b, `],"dataPointID":`...)
 	b = appendJSONString(b, dp.DataPointID)
 	b = append(b, `,"tags":[`...)

@@ -1,7 +1,9 @@
 package http
 
 import (
+	"bufio"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -100,6 +102,16 @@ func (s *Server) wrap(r *route) fiber.Handler {
 		if raw, isRaw := res.(rawJSON); isRaw {
 			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 			return c.Status(status).Send(raw)
+		}
+		if stream, isStream := res.(streamedJSON); isStream {
+			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+			id, log := requestID(c), s.log
+			c.Status(status).Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+				if err := stream(w); err != nil {
+					log.Warn("streamed answer cut short", slog.String("request_id", id), slog.Any("error", err))
+				}
+			})
+			return nil
 		}
 		return c.Status(status).JSON(res)
 	}

@@ -66,10 +66,14 @@ func (s *Store) Datapoint(ctx context.Context, projectID int64, dataPointID stri
 	return d, nil
 }
 
-// MaxReadPoints bounds every read: a raw read that would answer more
-// observations, or a sampled read over more intervals, is refused with
-// fault.Invalid instead of building an answer of unbounded size.
+// MaxReadPoints bounds every read held in memory: a raw read that would
+// answer more observations, or a sampled read over more intervals, is
+// refused with ErrOverReadLimit (a fault.Invalid) instead of building an
+// answer of unbounded size. Longer raw reads page with ReadPage.
 const MaxReadPoints = 1_000_000
+
+// ErrOverReadLimit is the error of a read over MaxReadPoints.
+var ErrOverReadLimit = fault.Invalidf("more than %d observations match; narrow the range, set max or use samplerate", MaxReadPoints)
 
 // ReadQuery selects observations of one datapoint (api.md 4.7). A zero
 // Start or End leaves that side open.
@@ -87,7 +91,7 @@ type ReadQuery struct {
 //   - End only: the last Max observations before End;
 //   - neither: the newest Max observations.
 //
-// More than MaxReadPoints observations answer fault.Invalid.
+// More than MaxReadPoints observations answer ErrOverReadLimit.
 func (s *Store) ReadObservations(ctx context.Context, datapoint int64, q ReadQuery) ([]Point, error) {
 	limit := MaxReadPoints + 1 // one more, to tell "exactly the cap" from "over it"
 	if q.Max > 0 && q.Max <= MaxReadPoints && (q.Start.IsZero() || q.End.IsZero()) {
@@ -125,7 +129,7 @@ func (s *Store) ReadObservations(ctx context.Context, datapoint int64, q ReadQue
 		return nil, fmt.Errorf("read observations: %w", err)
 	}
 	if len(pts) > MaxReadPoints {
-		return nil, fault.Invalidf("more than %d observations match; narrow the range, set max or use samplerate", MaxReadPoints)
+		return nil, ErrOverReadLimit
 	}
 	if desc {
 		slices.Reverse(pts)
