@@ -40,7 +40,9 @@ import (
 //     offsets Z, +01, +01:00, +0100 (optionally after one space), UTC;
 //     WITHOUT an offset the time is UTC. Also accepted: 2024/01/31 and
 //     31.01.2024 with optional time, RFC 1123 with a numeric offset, ISO
-//     8601 basic form (20240131T100000Z). Years must lie in 1900..9999.
+//     8601 basic form (20240131T100000Z), Unix seconds (ten digits, with
+//     an optional fraction) and milliseconds (thirteen digits). Years
+//     must lie in 1900..9999.
 
 // LineError is a line that fails (api.md 4.7 CSV rule 2). The reader goes
 // on with the next line after one.

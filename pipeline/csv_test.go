@@ -61,6 +61,8 @@ func TestCSVFailingLines(t *testing.T) {
 		{"hour 24", "dp-1,1.5,2024-01-31T24:00:00Z", `timestamp "2024-01-31T24:00:00Z" cannot be parsed`},
 		{"bad offset", "dp-1,1.5,2024-01-31T10:00:00+1", `timestamp "2024-01-31T10:00:00+1" cannot be parsed`},
 		{"empty timestamp", "dp-1,1.5,", `timestamp "" cannot be parsed`},
+		{"eleven digits are no epoch", "dp-1,1.5,17066952000", `timestamp "17066952000" cannot be parsed`},
+		{"an epoch with an empty fraction", "dp-1,1.5,1706695200.", `timestamp "1706695200." cannot be parsed`},
 		{"year before 1900", "dp-1,1.5,1899-12-31T23:00:00Z", `timestamp "1899-12-31T23:00:00Z" is outside the years 1900 to 9999`},
 		{"offset moves it before 1900", "dp-1,1.5,1900-01-01T00:30:00+01:00", `timestamp "1900-01-01T00:30:00+01:00" is outside the years 1900 to 9999`},
 		{"value is not a float", "dp-1,abc,2024-01-31", `value "abc" is not a number`},
@@ -176,6 +178,9 @@ func TestCSVTimestamps(t *testing.T) {
 		{"20240131T100000Z", tBase},
 		{"20240131T110000+0100", tBase},
 		{"20240131T100000", tBase},
+		{"1706695200", tBase},
+		{"1706695200.25", tBase.Add(250 * time.Millisecond)},
+		{"1706695200250", tBase.Add(250 * time.Millisecond)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

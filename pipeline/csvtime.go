@@ -16,6 +16,9 @@ func parseTimestamp(b []byte) (time.Time, bool) {
 	if t, ok := parseRFC3339ish(b); ok {
 		return t, true
 	}
+	if t, ok := parseEpoch(b); ok {
+		return t, true
+	}
 	if len(b) < 8 || len(b) > 40 {
 		return time.Time{}, false
 	}
@@ -24,6 +27,43 @@ func parseTimestamp(b []byte) (time.Time, bool) {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true
 		}
+	}
+	return time.Time{}, false
+}
+
+// parseEpoch reads Unix time as data loggers export it: ten digits of
+// seconds with an optional fraction (1706695200, 1706695200.25), or
+// thirteen of milliseconds (1706695200250). Other digit counts are not
+// taken for epochs: eight digits are a compact date, and ten cover
+// 2001 to 2286.
+func parseEpoch(b []byte) (time.Time, bool) {
+	whole, frac := b, []byte(nil)
+	for i, c := range b {
+		if c == '.' {
+			whole, frac = b[:i], b[i+1:]
+			break
+		}
+	}
+	n, ok := digits(whole)
+	if !ok {
+		return time.Time{}, false
+	}
+	switch {
+	case len(whole) == 13 && frac == nil:
+		return time.UnixMilli(int64(n)).UTC(), true
+	case len(whole) == 10 && (frac == nil || len(frac) > 0 && len(frac) <= 9):
+		var ns int64
+		if len(frac) > 0 {
+			f, ok := digits(frac)
+			if !ok {
+				return time.Time{}, false
+			}
+			ns = int64(f)
+			for range 9 - len(frac) {
+				ns *= 10
+			}
+		}
+		return time.Unix(int64(n), ns).UTC(), true
 	}
 	return time.Time{}, false
 }
