@@ -3,11 +3,15 @@ package actors
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
@@ -57,96 +61,217 @@ func (c Config) SourceIDs() []string {
 	return ids
 }
 
-// pinNames says which pins a type takes and which it requires.
-var pinNames = map[string]struct {
-	allowed  *regexp.Regexp
+// types says, per type, which pins it takes, which it requires and which
+// parameters it knows.
+var types = map[string]struct {
+	pins     *regexp.Regexp
 	required []string
+	params   []string
 }{
-	TypeFormula:          {regexp.MustCompile(`^P[1-5]$`), nil},
-	TypeGradient:         {regexp.MustCompile(`^input$`), []string{"input"}},
-	TypeAbsoluteHumidity: {regexp.MustCompile(`^(relative_humidity|temperature|pressure)$`), []string{"relative_humidity", "temperature"}},
+	TypeFormula:          {regexp.MustCompile(`^P[1-5]$`), nil, []string{"formula"}},
+	TypeGradient:         {regexp.MustCompile(`^input$`), []string{"input"}, []string{"factorization"}},
+	TypeAbsoluteHumidity: {regexp.MustCompile(`^(relative_humidity|temperature|pressure)$`), []string{"relative_humidity", "temperature"}, []string{"relative_humidity_unit", "temperature_unit", "pressure_unit"}},
 }
 
-// rawConfig is the body as the client sends it: count may be a number or
-// a numeric string.
-type rawConfig struct {
-	Pins map[string]struct {
-		DataPointID *string `json:"dataPointID"`
-		DataRange   *struct {
-			Count json.RawMessage `json:"count"`
-			Time  string          `json:"time"`
-			Start string          `json:"start"`
-			End   string          `json:"end"`
-		} `json:"data_range"`
-		Aggregate string `json:"aggregate"`
-		Trigger   string `json:"trigger"`
-	} `json:"pins"`
-	Parameters map[string]any `json:"parameters"`
+// rawPin is a pin as the client sends it.
+type rawPin struct {
+	DataPointID *string         `json:"dataPointID"`
+	DataRange   json.RawMessage `json:"data_range"`
+	Aggregate   string          `json:"aggregate"`
+	Trigger     string          `json:"trigger"`
+}
+
+// rawRange is a data_range as the client sends it: count may be a number
+// or a numeric string.
+type rawRange struct {
+	Count json.RawMessage `json:"count"`
+	Time  string          `json:"time"`
+	Start string          `json:"start"`
+	End   string          `json:"end"`
 }
 
 // ParseConfig validates a configuration body for a type and fills in the
 // defaults (data_range count 1, aggregate max, trigger every_value, the
-// type's parameter defaults). Every problem is a 400 naming the field.
+// type's parameter defaults). Every problem is a 400 naming the field in
+// the client's terms; a key unknown inside a pin, a data_range or the
+// parameters is one (a typo would silently change the calculation),
+// while keys beside pins and parameters are ignored, so that a client may
+// send back the object it got.
 func ParseConfig(typ string, body []byte) (Config, error) {
-	names, ok := pinNames[typ]
+	rules, ok := types[typ]
 	if !ok {
 		return Config{}, fault.Invalidf("type must be formula, gradient or absolute_humidity, got %q", typ)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	var raw rawConfig
+	var top struct {
+		Pins       json.RawMessage `json:"pins"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return Config{}, fault.Invalidf("config: malformed JSON: %v", err)
+	if err := dec.Decode(&top); err != nil {
+		return Config{}, jsonError("config", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Config{}, fault.Invalidf("config: malformed JSON: unexpected data after the object")
 	}
-	if len(raw.Pins) == 0 {
+	pins, err := members("config.pins", top.Pins, nil)
+	if err != nil {
+		return Config{}, err
+	}
+	if len(pins) == 0 {
 		return Config{}, fault.Invalidf("config.pins: at least one pin is required")
 	}
-	if len(raw.Pins) > 5 {
-		return Config{}, fault.Invalidf("config.pins: at most 5 pins, got %d", len(raw.Pins))
+	if len(pins) > 5 {
+		return Config{}, fault.Invalidf("config.pins: at most 5 pins, got %d", len(pins))
 	}
 	cfg := Config{Pins: map[string]PinConfig{}, Parameters: map[string]any{}}
-	for name, p := range raw.Pins {
+	for _, name := range slices.Sorted(maps.Keys(pins)) {
 		field := "config.pins." + name
-		if !names.allowed.MatchString(name) {
+		if !rules.pins.MatchString(name) {
 			return Config{}, fault.Invalidf("%s: pin name not allowed for type %s", field, typ)
 		}
-		if p.DataPointID == nil || pipeline.ValidateDataPointID(*p.DataPointID) != nil {
-			return Config{}, fault.Invalidf("%s.dataPointID: a source dataPointID is required", field)
-		}
-		pc := PinConfig{DataPointID: *p.DataPointID, Aggregate: p.Aggregate, Trigger: p.Trigger}
-		if r := p.DataRange; r != nil {
-			pc.DataRange = DataRange{Time: r.Time, Start: r.Start, End: r.End}
-			if len(r.Count) > 0 && string(r.Count) != "null" {
-				n, err := parseCount(r.Count)
-				if err != nil {
-					return Config{}, fault.Invalidf("%s.data_range.count: %v", field, err)
-				}
-				pc.DataRange.Count = &n
-			}
-		}
-		pc, err := normalizePin(field, pc)
+		pc, err := parsePin(field, pins[name])
 		if err != nil {
 			return Config{}, err
 		}
 		cfg.Pins[name] = pc
 	}
-	for _, req := range names.required {
+	for _, req := range rules.required {
 		if _, ok := cfg.Pins[req]; !ok {
 			return Config{}, fault.Invalidf("config.pins.%s: required for type %s", req, typ)
 		}
 	}
-	params, err := parseParameters(typ, raw.Parameters, cfg)
+	if _, err := members("config.parameters", top.Parameters, rules.params); err != nil {
+		return Config{}, err
+	}
+	var given map[string]any
+	if len(top.Parameters) > 0 {
+		pdec := json.NewDecoder(bytes.NewReader(top.Parameters))
+		pdec.UseNumber()
+		if err := pdec.Decode(&given); err != nil {
+			return Config{}, jsonError("config.parameters", err)
+		}
+	}
+	params, err := parseParameters(typ, given, cfg)
 	if err != nil {
 		return Config{}, err
 	}
 	cfg.Parameters = params
 	return cfg, nil
+}
+
+// parsePin reads one pin, validates it and fills in its defaults.
+func parsePin(field string, raw json.RawMessage) (PinConfig, error) {
+	var p rawPin
+	if err := decodeObject(field, raw, &p); err != nil {
+		return PinConfig{}, err
+	}
+	if p.DataPointID == nil || pipeline.ValidateDataPointID(*p.DataPointID) != nil {
+		return PinConfig{}, fault.Invalidf("%s.dataPointID: a source dataPointID is required", field)
+	}
+	var r rawRange
+	if err := decodeObject(field+".data_range", p.DataRange, &r); err != nil {
+		return PinConfig{}, err
+	}
+	pc := PinConfig{DataPointID: *p.DataPointID, Aggregate: p.Aggregate, Trigger: p.Trigger,
+		DataRange: DataRange{Time: r.Time, Start: r.Start, End: r.End}}
+	if len(r.Count) > 0 && string(r.Count) != "null" {
+		n, err := parseCount(r.Count)
+		if err != nil {
+			return PinConfig{}, fault.Invalidf("%s.data_range.count: %v", field, err)
+		}
+		pc.DataRange.Count = &n
+	}
+	return normalizePin(field, pc)
+}
+
+// members reads raw as a JSON object by key (absent or null: none),
+// refusing keys outside known unless known is nil.
+func members(field string, raw json.RawMessage, known []string) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, jsonError(field, err)
+		}
+	}
+	if known != nil {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !slices.Contains(known, k) {
+				return nil, fault.Invalidf("%s.%s: unknown field", field, k)
+			}
+		}
+	}
+	return m, nil
+}
+
+// decodeObject decodes raw, a JSON object (absent or null: nothing), into
+// the struct dst points to; a key that none of its json tags names is
+// refused, and so is a value of the wrong JSON type.
+func decodeObject(field string, raw json.RawMessage, dst any) error {
+	t := reflect.TypeOf(dst).Elem()
+	known := make([]string, t.NumField())
+	for i := range known {
+		known[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	if _, err := members(field, raw, known); err != nil || len(raw) == 0 {
+		return err
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return jsonError(field, err)
+	}
+	return nil
+}
+
+// jsonError says what is wrong with a JSON value in the client's terms,
+// the field with the JSON types wanted and given, never Go's types.
+func jsonError(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		if te.Field != "" {
+			field += "." + te.Field
+		}
+		return fault.Invalidf("%s: want %s, got %s", field, jsonType(te.Type), jsonValue(te.Value))
+	case errors.As(err, &se):
+		return fault.Invalidf("%s: malformed JSON at offset %d", field, se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fault.Invalidf("%s: malformed JSON: unexpected end", field)
+	}
+	return fault.Invalidf("%s: malformed JSON", field)
+}
+
+// jsonType names the JSON type a Go type decodes from.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// jsonValue names the JSON type of UnmarshalTypeError.Value ("array",
+// "bool", "number 1e999", ...).
+func jsonValue(v string) string {
+	kind, _, _ := strings.Cut(v, " ")
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + kind
 }
 
 // parseCount accepts an integer or a numeric string (api.md 2.11).

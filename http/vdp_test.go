@@ -282,3 +282,111 @@ func TestVDPCreateRefusesTrailingData(t *testing.T) {
 	}
 	e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin, []byte(cfg+" \n\t")).want(t, 200)
 }
+
+// createRefused posts a config that must be refused with a 400 naming
+// want, in the client's terms, and checks that nothing was created.
+func createRefused(t *testing.T, e *testEnv, as cred, pid int64, typ string, body []byte, want string) {
+	t.Helper()
+	r := e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", typ), as, body).wantError(t, 400)
+	msg := r.JSON["error"].(string)
+	if !strings.Contains(msg, want) {
+		t.Fatalf("error %q does not say %q", msg, want)
+	}
+	for _, internal := range []string{"Go struct", "map[", "struct {", "rawConfig", "json:", "json."} {
+		if strings.Contains(msg, internal) {
+			t.Fatalf("error %q shows Go internals (%s)", msg, internal)
+		}
+	}
+	list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints", pid), as, nil).want(t, 200)
+	if n := list.JSON["meta"].(map[string]any)["total_items"]; n != float64(0) {
+		t.Fatalf("a refused config created something: %s", list.Body)
+	}
+}
+
+// A value of the wrong JSON type is a 400 naming the field and what it
+// must be, not the Go types behind it.
+func TestVDPCreateRefusesWrongShapes(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	const formula = `"parameters":{"formula":"P1;"}`
+	for _, tt := range []struct{ name, body, want string }{
+		{"pins as an array", `{"pins":[],` + formula + `}`, "config.pins: want an object, got an array"},
+		{"a pin as a string", `{"pins":{"P1":"a"},` + formula + `}`, "config.pins.P1: want an object, got a string"},
+		{"data_range as a number", `{"pins":{"P1":{"dataPointID":"a","data_range":5}},` + formula + `}`, "config.pins.P1.data_range: want an object, got a number"},
+		{"parameters as a string", `{"pins":{"P1":{"dataPointID":"a"}},"parameters":"P1;"}`, "config.parameters: want an object, got a string"},
+		{"the config as an array", `[{"pins":{"P1":{"dataPointID":"a"}}}]`, "config: want an object, got an array"},
+		{"dataPointID as a number", `{"pins":{"P1":{"dataPointID":5}},` + formula + `}`, "config.pins.P1.dataPointID: want a string, got a number"},
+		{"aggregate as a boolean", `{"pins":{"P1":{"dataPointID":"a","aggregate":true}},` + formula + `}`, "config.pins.P1.aggregate: want a string, got a boolean"},
+		{"time as an object", `{"pins":{"P1":{"dataPointID":"a","data_range":{"time":{}}}},` + formula + `}`, "config.pins.P1.data_range.time: want a string, got an object"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { createRefused(t, e, c.Admin, pid, "formula", []byte(tt.body), tt.want) })
+	}
+}
+
+// A key the config does not know inside a pin, a data_range or the
+// parameters is a typo that would silently change the calculation: 400.
+// Keys beside pins and parameters are ignored (clients send back what
+// they got).
+func TestVDPCreateRefusesUnknownKeys(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	const formula = `"parameters":{"formula":"P1;"}`
+	for _, tt := range []struct{ name, typ, body, want string }{
+		{"misspelt pin keys", "formula", `{"pins":{"P1":{"dataPointID":"a","agregate":"min","data_rang":{"count":5}}},` + formula + `}`,
+			"config.pins.P1.agregate: unknown field"},
+		{"a pin key in another case", "formula", `{"pins":{"P1":{"DataPointID":"a"}},` + formula + `}`, "config.pins.P1.DataPointID: unknown field"},
+		{"in data_range", "formula", `{"pins":{"P1":{"dataPointID":"a","data_range":{"count":5,"cnt":3}}},` + formula + `}`,
+			"config.pins.P1.data_range.cnt: unknown field"},
+		{"formula parameter", "formula", `{"pins":{"P1":{"dataPointID":"a"}},"parameters":{"formula":"P1;","formule":"P1 x 2;"}}`,
+			"config.parameters.formule: unknown field"},
+		{"gradient parameter", "gradient", `{"pins":{"input":{"dataPointID":"a"}},"parameters":{"factorisation":5}}`,
+			"config.parameters.factorisation: unknown field"},
+		{"another type's parameter", "gradient", `{"pins":{"input":{"dataPointID":"a"}},"parameters":{"formula":"P1;"}}`,
+			"config.parameters.formula: unknown field"},
+		{"humidity parameter", "absolute_humidity", `{"pins":{"relative_humidity":{"dataPointID":"rh"},"temperature":{"dataPointID":"t"}},"parameters":{"pressure_units":"hPa"}}`,
+			"config.parameters.pressure_units: unknown field"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { createRefused(t, e, c.Admin, pid, tt.typ, []byte(tt.body), tt.want) })
+	}
+	e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin,
+		[]byte(`{"pins":{"P1":{"dataPointID":"a"}},`+formula+`,"type":"formula","comment":"top-level keys pass"}`)).want(t, 200)
+}
+
+// What GET answers (defaults filled in) is a valid config: posting it,
+// whole or as {pins, parameters}, creates the same configuration.
+func TestVDPConfigRoundTrip(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	for typ, cfg := range map[string]map[string]any{
+		"formula": {"pins": map[string]any{
+			"P1": map[string]any{"dataPointID": "a", "data_range": map[string]any{"count": "3"}},
+			"P2": map[string]any{"dataPointID": "b", "data_range": map[string]any{"time": "1h"}, "aggregate": "mean", "trigger": "every_minute"},
+			"P3": map[string]any{"dataPointID": "c", "data_range": map[string]any{"start": "0 8 * * *", "end": "0 18 * * *"}, "aggregate": "integral"},
+		}, "parameters": map[string]any{"formula": "P1 + P2 + P3;"}},
+		"gradient": {"pins": map[string]any{"input": map[string]any{"dataPointID": "meter"}}, "parameters": map[string]any{"factorization": 60}},
+		"absolute_humidity": {"pins": map[string]any{"relative_humidity": map[string]any{"dataPointID": "rh"},
+			"temperature": map[string]any{"dataPointID": "t"}, "pressure": map[string]any{"dataPointID": "p"}},
+			"parameters": map[string]any{"relative_humidity_unit": "percent"}},
+	} {
+		t.Run(typ, func(t *testing.T) {
+			orig := e.do("POST", vdpPath(pid, "", "dataPointID", typ, "type", typ), c.Admin, cfg).want(t, 200).resource(t)
+			got := e.do("GET", vdpPath(pid, "", "dataPointID", typ), c.Admin, nil).want(t, 200).JSON
+			for i, body := range []any{got, map[string]any{"pins": got["pins"], "parameters": got["parameters"]}} {
+				id := fmt.Sprintf("%s_again%d", typ, i)
+				again := e.do("POST", vdpPath(pid, "", "dataPointID", id, "type", typ), c.Admin, body).want(t, 200).resource(t)
+				for _, k := range []string{"pins", "parameters"} {
+					if a, b := fmt.Sprint(again[k]), fmt.Sprint(orig[k]); a != b {
+						t.Fatalf("%s after the round trip: %s, was %s", k, a, b)
+					}
+				}
+				// The stored form starts.
+				if r := e.do("POST", vdpPath(pid, "/run", "dataPointID", id, "run", "true"), c.Admin, nil).want(t, 200); r.JSON["status"] != "Running" {
+					t.Fatalf("start: %s", r.Body)
+				}
+			}
+		})
+	}
+}
