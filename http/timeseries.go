@@ -58,7 +58,7 @@ func (s *Server) uploadTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 // appendPoints decodes one datapoint's array and validates every point.
 func appendPoints(obs []pipeline.Observation, projectID int64, dp string, raw json.RawMessage) ([]pipeline.Observation, error) {
 	var points []json.RawMessage
-	if err := json.Unmarshal(raw, &points); err != nil {
+	if err := json.Unmarshal(raw, &points); err != nil || points == nil { // null is no array
 		return nil, fault.Invalidf("datapoint %q: expected an array of {time, value}", dp)
 	}
 	for i, p := range points {

@@ -84,6 +84,8 @@ func TestUploadIsAllOrNothing(t *testing.T) {
 		{"date only", `{"a": [{"time": "2026-01-01", "value": 1}]}`, `"a", index 0`},
 		{"year 0001", `{"a": [{"time": "0001-01-01T00:00:00Z", "value": 1}]}`, `"a", index 0`},
 		{"not an array", `{"a": {"time": "2026-01-01T00:00:00Z", "value": 1}}`, `"a"`},
+		{"null instead of an array", `{"b": [` + good + `], "a": null}`, `"a"`},
+		{"a null point", `{"a": [null]}`, `"a", index 0`},
 		{"backslash id", `{"a\\b": [` + good + `]}`, `backslash`},
 		{"control char id", `{"a\u0007": [` + good + `]}`, `control`},
 		{"array body", `[1, 2, 3]`, `JSON object`},
