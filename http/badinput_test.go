@@ -151,6 +151,9 @@ func biCases(w *biWorld) []biCase {
 	// Project update and delete.
 	add(
 		biCase{name: "update malformed", method: "PUT", path: p, body: []byte(`{"name":"x",}`), status: 400, op: "update"},
+		biCase{name: "update with a stray brace after", method: "PUT", path: p, body: []byte(`{"name":"x"}}`), status: 400, op: "update"},
+		biCase{name: "update with a stray bracket after", method: "PUT", path: p, body: []byte(`{"name":"x"}]`), status: 400, op: "update"},
+		biCase{name: "update with a second object", method: "PUT", path: p, body: []byte(`{"name":"x"} {"name":"y"}`), status: 400, op: "update"},
 		biCase{name: "update empty name", method: "PUT", path: p, body: map[string]any{"name": ""}, status: 400, op: "update"},
 		biCase{name: "update name of wrong type", method: "PUT", path: p, body: map[string]any{"name": 12345}, status: 400, op: "update"},
 		biCase{name: "update description of wrong type", method: "PUT", path: p, body: map[string]any{"description": false}, status: 400, op: "update"},

@@ -26,7 +26,8 @@ func decode(c *fiber.Ctx, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
-	if dec.More() {
+	// More would miss a stray } or ]: only the end of the body may follow.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fault.Invalidf("malformed JSON: unexpected data after the object")
 	}
 	return checkRequired(dst)

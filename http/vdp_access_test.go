@@ -127,6 +127,8 @@ func TestVDPTagAuthList(t *testing.T) {
 		{u, "per_page=2&page=2", "ro", "page 2 of 2, 3 items", "the last page"},
 		{u, "per_page=2&page=3", "", "page 3 of 2, 3 items", "past the end"},
 		{u, "search=n", "mine,nosrc", "page 1 of 1, 2 items", "search, then the filter"},
+		{c.Admin, "page=9223372036854775807", "", "page 9.223372036854776e+18 of 1, 4 items", "a page far past the end"},
+		{u, "page=9223372036854775807", "", "page 9.223372036854776e+18 of 1, 3 items", "the same, filtered"},
 	} {
 		r := list(tt.as, tt.q)
 		if ids(r) != tt.ids || meta(r) != tt.meta {

@@ -217,6 +217,9 @@ func (s *Store) ListVDPs(ctx context.Context, projectID int64, search string, st
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM virtual_datapoints WHERE `+where, projectID, search, status).Scan(&total); err != nil {
 		return nil, 0, err
 	}
+	if page-1 > total/perPage { // past the end; (page-1)*perPage could overflow
+		return []VDPSummary{}, total, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT datapoint_id, status_code FROM virtual_datapoints WHERE `+where+`
 		ORDER BY datapoint_id LIMIT $4 OFFSET $5`, projectID, search, status, perPage, (page-1)*perPage)
 	if err != nil {
