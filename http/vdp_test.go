@@ -94,10 +94,7 @@ func TestVDPCreateRefusesBadConfigs(t *testing.T) {
 			if !strings.Contains(r.JSON["error"].(string), tt.want) {
 				t.Fatalf("error %q does not name %q", r.JSON["error"], tt.want)
 			}
-			list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints", pid), c.Admin, nil).want(t, 200)
-			if n := list.JSON["meta"].(map[string]any)["total_items"]; n != float64(0) {
-				t.Fatalf("a refused config created something: %s", list.Body)
-			}
+			wantNoVDPs(t, e, c.Admin, pid)
 		})
 	}
 }
@@ -297,6 +294,13 @@ func createRefused(t *testing.T, e *testEnv, as cred, pid int64, typ string, bod
 			t.Fatalf("error %q shows Go internals (%s)", msg, internal)
 		}
 	}
+	wantNoVDPs(t, e, as, pid)
+}
+
+// wantNoVDPs checks that a refused create left the project without
+// virtual datapoints.
+func wantNoVDPs(t *testing.T, e *testEnv, as cred, pid int64) {
+	t.Helper()
 	list := e.do("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoints", pid), as, nil).want(t, 200)
 	if n := list.JSON["meta"].(map[string]any)["total_items"]; n != float64(0) {
 		t.Fatalf("a refused config created something: %s", list.Body)
