@@ -12,6 +12,7 @@ import (
 
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/pipeline/formula"
+	"github.com/openbdp/bdp/store"
 )
 
 // History reads stored observations to rebuild windows.
@@ -73,6 +74,8 @@ type Engine struct {
 	outputs     chan pipeline.Observation
 	writerDone  chan struct{}
 	closeWriter sync.Once
+	giveUp      chan struct{} // closed when Shutdown's context ends: stop retrying writes
+	closeGiveUp sync.Once
 }
 
 // outputQueue bounds the outputs waiting for the writer; a full queue
@@ -101,7 +104,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
 		programs: formula.NewCache(),
-		outputs:  make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{})}
+		outputs:  make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} })}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
@@ -195,7 +198,12 @@ func (e *Engine) Shutdown(ctx context.Context) {
 	}
 	_ = e.system.Root.StopFuture(e.supervisor).Wait()
 	e.closeWriter.Do(func() { close(e.outputs) })
-	<-e.writerDone
+	select {
+	case <-e.writerDone:
+	case <-ctx.Done():
+		e.closeGiveUp.Do(func() { close(e.giveUp) })
+		<-e.writerDone
+	}
 }
 
 // writeOutputs is the engine's one writer: it takes whatever outputs are
@@ -213,11 +221,38 @@ func (e *Engine) writeOutputs() {
 		for len(batch) < cap(batch) {
 			batch = append(batch, <-e.outputs)
 		}
+		e.store(batch)
+	}
+}
+
+// store writes a batch of outputs, retrying while the write fails for a
+// reason that may pass (the database unreachable): outputs are derived
+// data that no client holds to send again, so a dropped batch would stay
+// missing until a recompute. Data the database refuses would be refused
+// again, and a stopped pipeline takes nothing more: those are dropped,
+// as is whatever still fails when Shutdown's deadline passes.
+func (e *Engine) store(batch []pipeline.Observation) {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := e.cfg.Sink.Write(ctx, SourceVDP, batch); err != nil {
-			e.cfg.Log.Error("write virtual datapoint outputs", slog.Int("observations", len(batch)), slog.Any("error", err))
-		}
+		err := e.cfg.Sink.Write(ctx, SourceVDP, batch)
 		cancel()
+		if err == nil {
+			return
+		}
+		log := e.cfg.Log.With(slog.Int("observations", len(batch)), slog.Int("attempt", attempt), slog.Any("error", err))
+		if store.IsRejected(err) || errors.Is(err, pipeline.ErrStopped) {
+			log.Error("virtual datapoint outputs dropped")
+			return
+		}
+		log.Warn("write virtual datapoint outputs; retrying", slog.Duration("retry_in", backoff))
+		select {
+		case <-time.After(backoff):
+		case <-e.giveUp:
+			log.Error("virtual datapoint outputs dropped at shutdown")
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

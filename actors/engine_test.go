@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -257,5 +258,43 @@ func TestRestartRefillsTimeWindowsInEventTime(t *testing.T) {
 	e.write("src", 2, 60)
 	if got := values(e.outputs("avg5m", 3)); fmt.Sprint(got) != "[10 15 30]" {
 		t.Fatalf("outputs %v, want [10 15 30]: the window must hold 10, 20, 60 after the restart", got)
+	}
+}
+
+// flakySink fails its first writes as an unreachable database would.
+type flakySink struct {
+	pipeline.Sink
+	fails atomic.Int32
+}
+
+func (f *flakySink) Write(ctx context.Context, src pipeline.Source, obs []pipeline.Observation) error {
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("dial tcp 127.0.0.1:5432: connection refused")
+	}
+	return f.Sink.Write(ctx, src, obs)
+}
+
+// Outputs are derived data no client can send again: a write that fails
+// for a passing reason is retried until it is stored, not dropped.
+func TestOutputsSurviveFailingWrites(t *testing.T) {
+	e := newEnv(t)
+	sink := &flakySink{Sink: e.batcher}
+	sink.fails.Store(3)
+	eng, err := New(EngineConfig{Sink: sink, Router: e.router, History: StoreHistory{e.store},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	if err := eng.Start(context.Background(), e.def("src", "out")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("src", 0, 1)
+	e.write("src", 1, 2)
+	if got := values(e.outputs("out", 2)); len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Fatalf("outputs %v, want [1 3] despite three failed writes", got)
+	}
+	if sink.fails.Load() >= 0 {
+		t.Fatal("the sink did not fail three times: the test proves nothing")
 	}
 }

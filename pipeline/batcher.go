@@ -91,8 +91,8 @@ func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prom
 
 var _ Sink = (*Batcher)(nil)
 
-// errStopped answers writes that come after Stop.
-var errStopped = fault.Wrap(fault.Unavailable, errors.New("pipeline stopped"), "the platform is shutting down; try again")
+// ErrStopped answers writes that come after Stop.
+var ErrStopped = fault.Wrap(fault.Unavailable, errors.New("pipeline stopped"), "the platform is shutting down; try again")
 
 // Write stores obs and returns once they are committed (or failed, all of
 // them). The observations must be valid (Observation.Validate).
@@ -106,7 +106,7 @@ func (b *Batcher) Write(ctx context.Context, src Source, obs []Observation) erro
 	b.mu.RLock()
 	if b.stopped {
 		b.mu.RUnlock()
-		return errStopped
+		return ErrStopped
 	}
 	select {
 	case b.in <- req:
