@@ -65,6 +65,9 @@ func (s *Server) updateCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err := refuseAdminChange(base.IsAdmin); err != nil {
 		return nil, err
 	}
+	if err := cl.Perms.CoversCompanyRole(base.AuthedEndpoints); err != nil {
+		return nil, err
+	}
 	r, err := s.companyRole(req, base)
 	if err != nil {
 		return nil, err
@@ -85,6 +88,9 @@ func (s *Server) deleteCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	if err := refuseAdminChange(r.IsAdmin); err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversCompanyRole(r.AuthedEndpoints); err != nil {
 		return nil, err
 	}
 	r, err = s.store.DeleteCompanyRole(c.UserContext(), cl.Perms.CompanyID, r.ID)
@@ -126,6 +132,9 @@ func (s *Server) assignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) unassignCompanyRole(c *fiber.Ctx, cl *call) (any, error) {
 	r, u, err := s.companyAssignment(c, cl)
 	if err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversCompanyRole(r.AuthedEndpoints); err != nil {
 		return nil, err
 	}
 	if err := s.store.UnassignCompanyRole(c.UserContext(), r.ID, u.ID); err != nil {

@@ -181,3 +181,60 @@ func TestAdminRolesAndTheLastAdminAreProtected(t *testing.T) {
 	e.do("DELETE", "/v2/user", second, nil).wantError(t, 409)
 	e.do("GET", "/v2/company", second, nil).want(t, 200)
 }
+
+// A lesser user may not take grants from a greater one: changing,
+// deleting or unassigning a role that holds more than they do is refused
+// as creating or assigning it would be. What every user may call (the
+// user and meta routes) counts as held, so roles may list it.
+func TestRBACLesserUsersCannotTakeGrants(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, adminRole := e.newProject(c.Admin)
+	ep := func(method, path string) int32 { return e.endpointID(method, path) }
+	manage := []int32{
+		ep("POST", "/v2/project/{project_id}/role"), ep("PUT", "/v2/project/{project_id}/role/{role_id}"),
+		ep("DELETE", "/v2/project/{project_id}/role/{role_id}"), ep("GET", "/v2/project/{project_id}/roles"),
+		ep("POST", "/v2/project/{project_id}/role/{role_id}/user/{user_id}"),
+		ep("DELETE", "/v2/project/{project_id}/role/{role_id}/user/{user_id}"),
+	}
+	getProject, getUser := ep("GET", "/v2/project/{project_id}"), ep("GET", "/v2/user")
+	m, mid := e.newUser(c)
+	rbAssignProjectRole(e, c.Admin, pid, rbCreateProjectRole(e, c.Admin, pid, manage, rbTag("name", "sensor*", true, false)), mid)
+	big := rbCreateProjectRole(e, c.Admin, pid, []int32{getProject}, rbTag("name", "*", true, true))
+	holder, holderID := e.newUser(c)
+	rbAssignProjectRole(e, c.Admin, pid, big, holderID)
+
+	before := rbProjectRoles(e, c.Admin, pid)
+	role := fmt.Sprintf("/v2/project/%d/role/%d", pid, big)
+	e.do("PUT", role, m, rbRoleBody("smaller", []int32{}, rbTag("name", "sensor*", true, false))).wantError(t, 403)
+	e.do("DELETE", role, m, nil).wantError(t, 403)
+	e.do("DELETE", fmt.Sprintf("%s/user/%d", role, holderID), m, nil).wantError(t, 403)
+	e.do("DELETE", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", pid, adminRole, c.AdminID), m, nil).wantError(t, 403)
+	if after := rbProjectRoles(e, c.Admin, pid); after != before {
+		t.Fatalf("refused requests changed the roles:\nbefore %s\nafter  %s", before, after)
+	}
+	e.do("GET", fmt.Sprintf("/v2/project/%d", pid), holder, nil).want(t, 200)
+
+	// Within their own grants, plus what everyone may call, all is allowed.
+	own := rbCreateProjectRole(e, m, pid, []int32{getUser, manage[3]}, rbTag("name", "sensor-1", true, false))
+	rbAssignProjectRole(e, m, pid, own, holderID)
+	ownRole := fmt.Sprintf("/v2/project/%d/role/%d", pid, own)
+	e.do("PUT", ownRole, m, rbRoleBody("renamed", []int32{getUser})).want(t, 200)
+	e.do("DELETE", fmt.Sprintf("%s/user/%d", ownRole, holderID), m, nil).want(t, 200)
+	e.do("DELETE", ownRole, m, nil).want(t, 200)
+
+	// The same for company roles.
+	companyRoles := []int32{ep("PUT", "/v2/company/role/{role_id}"), ep("DELETE", "/v2/company/role/{role_id}"),
+		ep("DELETE", "/v2/company/role/{role_id}/user/{user_id}")}
+	u, uid := e.newUser(c)
+	rbAssignCompanyRole(e, c.Admin, rbCreateCompanyRole(e, c.Admin, companyRoles), uid)
+	wide := rbCreateCompanyRole(e, c.Admin, []int32{0})
+	rbAssignCompanyRole(e, c.Admin, wide, holderID)
+	before = rbCompanyRoles(e, c.Admin)
+	e.do("PUT", fmt.Sprintf("/v2/company/role/%d", wide), u, map[string]any{"authed_endpoints": []int32{companyRoles[0]}}).wantError(t, 403)
+	e.do("DELETE", fmt.Sprintf("/v2/company/role/%d", wide), u, nil).wantError(t, 403)
+	e.do("DELETE", fmt.Sprintf("/v2/company/role/%d/user/%d", wide, holderID), u, nil).wantError(t, 403)
+	if after := rbCompanyRoles(e, c.Admin); after != before {
+		t.Fatalf("refused requests changed the company roles:\nbefore %s\nafter  %s", before, after)
+	}
+}

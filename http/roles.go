@@ -129,6 +129,9 @@ func (s *Server) updateProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 	if err := refuseAdminChange(base.IsAdmin); err != nil {
 		return nil, err
 	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, base.AuthedEndpoints, base.AuthedTags); err != nil {
+		return nil, err
+	}
 	r, err := s.projectRole(req, base)
 	if err != nil {
 		return nil, err
@@ -149,6 +152,9 @@ func (s *Server) deleteProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	if err := refuseAdminChange(r.IsAdmin); err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, r.AuthedEndpoints, r.AuthedTags); err != nil {
 		return nil, err
 	}
 	r, err = s.store.DeleteProjectRole(c.UserContext(), cl.ProjectID, r.ID)
@@ -192,6 +198,9 @@ func (s *Server) assignProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) unassignProjectRole(c *fiber.Ctx, cl *call) (any, error) {
 	r, u, err := s.projectAssignment(c, cl)
 	if err != nil {
+		return nil, err
+	}
+	if err := cl.Perms.CoversProjectRole(cl.ProjectID, r.AuthedEndpoints, r.AuthedTags); err != nil {
 		return nil, err
 	}
 	if err := s.store.UnassignProjectRole(c.UserContext(), r.ID, u.ID); err != nil {

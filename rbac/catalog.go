@@ -21,6 +21,9 @@ type Catalog struct {
 	byID    map[int32]store.Endpoint
 	all     Set // every id
 	project Set // every id a project role may hold: all but company routes
+	// everyone is what every user may call without a role (meta and user
+	// routes): a role listing these grants nothing new.
+	everyone Set
 }
 
 // NewCatalog indexes the persisted endpoint list.
@@ -31,6 +34,9 @@ func NewCatalog(eps []store.Endpoint) *Catalog {
 		c.all = c.all.With(e.ID)
 		if e.Tag != store.TagCompany {
 			c.project = c.project.With(e.ID)
+		}
+		if e.Tag == store.TagMeta || e.Tag == store.TagUser {
+			c.everyone = c.everyone.With(e.ID)
 		}
 	}
 	return c

@@ -98,9 +98,11 @@ func (p *Permissions) projectEndpoints(projectID int64) Set {
 
 // CoversProjectRole checks that a project role grants nothing the user
 // lacks in that project: no privilege escalation by creating, changing or
-// assigning roles.
+// assigning roles, and no changing, deleting or unassigning a role that
+// holds more than the user (which would let a lesser user take grants
+// from a greater one). What every user may call counts as held.
 func (p *Permissions) CoversProjectRole(projectID int64, ids []int32, tags []store.TagAuth) error {
-	extra := expand(ids, p.cat.project).Minus(p.projectEndpoints(projectID))
+	extra := expand(ids, p.cat.project).Minus(p.projectEndpoints(projectID)).Minus(p.cat.everyone)
 	if missing := extra.IDs(); len(missing) > 0 {
 		return fault.Forbiddenf("the role would grant %s, which you do not hold", p.cat.describe(missing[0]))
 	}
@@ -123,9 +125,9 @@ func (p *Permissions) CoversProjectRole(projectID int64, ids []int32, tags []sto
 }
 
 // CoversCompanyRole checks that a company role grants nothing the user's
-// company roles lack.
+// company roles lack (see CoversProjectRole).
 func (p *Permissions) CoversCompanyRole(ids []int32) error {
-	extra := expand(ids, p.cat.all).Minus(p.company)
+	extra := expand(ids, p.cat.all).Minus(p.company).Minus(p.cat.everyone)
 	if missing := extra.IDs(); len(missing) > 0 {
 		return fault.Forbiddenf("the role would grant %s, which you do not hold", p.cat.describe(missing[0]))
 	}
