@@ -69,6 +69,9 @@ func v2Routes(s *Server) []*route {
 			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject},
 		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Tag keys of the project's datapoints (name first)",
 			Resp: []string{}, Handle: s.datapointKeys},
+		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
+			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
+			Query:   datapointParams, Body: setpointBounds{}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
 
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
