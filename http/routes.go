@@ -72,6 +72,11 @@ func v2Routes(s *Server) []*route {
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
 			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
 			Query:   datapointParams, Body: setpointBounds{}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
+		{Method: "GET", Path: "/v2/project/{project_id}/alerts", Tag: project,
+			Summary: "Virtual datapoints that need attention, newest first: those in a failure state (Creation, Start, Stop or Delete failed, " +
+				"Health check failed; type virtual_datapoint_status) and those with a calculation error logged in the last 24 hours " +
+				"(type calculation_error, the newest one); only those whose output the caller may read",
+			Query: alertParams, Resp: alertList{}, Handle: s.listAlerts},
 
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
