@@ -38,12 +38,16 @@ func TestCreateUserBothForms(t *testing.T) {
 			}
 			e.do("GET", "/v2/company", u, nil).wantError(t, 403)
 
-			// company_id may be left out: the caller's company.
-			r = e.do("POST", path, c.Admin, map[string]any{
-				"firstName": "Otto", "lastName": "Omitted", "email": uniq("otto") + "@example.com", "password": "otto-password",
-			}).want(t, 200)
-			if num(t, r.JSON, "resource.company_id") != c.ID {
-				t.Fatalf("company_id should default to the caller's: %s", r.Body)
+			// company_id is required (api.md 4.2: all required).
+			for _, id := range []any{nil, "absent"} {
+				body := map[string]any{"firstName": "Otto", "lastName": "Omitted", "email": uniq("otto") + "@example.com", "password": "otto-password"}
+				if id == nil {
+					body["company_id"] = nil
+				}
+				r = e.do("POST", path, c.Admin, body).wantError(t, 400)
+				if !strings.Contains(r.JSON["error"].(string), "company_id") {
+					t.Fatalf("the 400 does not name company_id: %s", r.Body)
+				}
 			}
 		})
 	}
@@ -63,14 +67,14 @@ func TestCreateUserDuplicateEmail(t *testing.T) {
 		{"/v2/company/user", " " + u.email + " "},
 		{"/v2/company/user", strings.ToUpper(c.Admin.email[:1]) + c.Admin.email[1:]},
 	} {
-		r := e.do("POST", tc.path, c.Admin, map[string]any{
+		r := e.do("POST", tc.path, c.Admin, map[string]any{"company_id": c.ID,
 			"firstName": "Dup", "lastName": "Licate", "email": tc.email, "password": "dup-password"}).wantError(t, 409)
 		if r.JSON["operation"] != "create" {
 			t.Fatalf("operation should be create: %s", r.Body)
 		}
 	}
 	// Unique across companies as well.
-	e.do("POST", "/v2/company/user", other.Admin, map[string]any{
+	e.do("POST", "/v2/company/user", other.Admin, map[string]any{"company_id": other.ID,
 		"firstName": "Dup", "lastName": "Licate", "email": strings.ToUpper(u.email), "password": "dup-password"}).wantError(t, 409)
 
 	if after := e.do("GET", "/v2/company", c.Admin, nil).want(t, 200).Body; string(after) != string(before) {
@@ -174,7 +178,7 @@ func TestDeleteUserDeletesOnlyTheCaller(t *testing.T) {
 	e.do("GET", "/v2/user", c.Admin, nil).want(t, 200)
 
 	// The email is free again.
-	e.do("POST", "/v2/company/user", c.Admin, map[string]any{
+	e.do("POST", "/v2/company/user", c.Admin, map[string]any{"company_id": c.ID,
 		"firstName": "Re", "lastName": "Born", "email": u.email, "password": "another-password"}).want(t, 200)
 }
 

@@ -103,7 +103,7 @@ func biCases(w *biWorld) []biCase {
 	long := strings.Repeat("x", 201)
 	asUser := func(w *biWorld) cred { return w.user }
 	user := func(fields map[string]any) map[string]any {
-		m := map[string]any{"firstName": "F", "lastName": "L", "email": uniq("bad") + "@example.com", "password": "long-enough"}
+		m := map[string]any{"company_id": w.c.ID, "firstName": "F", "lastName": "L", "email": uniq("bad") + "@example.com", "password": "long-enough"}
 		for k, v := range fields {
 			if v == nil {
 				delete(m, k)
@@ -176,6 +176,8 @@ func biCases(w *biWorld) []biCase {
 			biCase{name: "missing email", method: "POST", path: path, body: user(map[string]any{"email": nil}), status: 400, op: "create"},
 			biCase{name: "missing firstName", method: "POST", path: path, body: user(map[string]any{"firstName": nil}), status: 400, op: "create"},
 			biCase{name: "missing lastName", method: "POST", path: path, body: user(map[string]any{"lastName": nil}), status: 400, op: "create"},
+			biCase{name: "missing company_id", method: "POST", path: path, body: user(map[string]any{"company_id": nil}), status: 400, op: "create"},
+			biCase{name: "password of 4 characters in 8 bytes", method: "POST", path: path, body: user(map[string]any{"password": "üüüü"}), status: 400, op: "create"},
 			biCase{name: "empty firstName", method: "POST", path: path, body: user(map[string]any{"firstName": " "}), status: 400, op: "create"},
 			biCase{name: "empty email", method: "POST", path: path, body: user(map[string]any{"email": ""}), status: 400, op: "create"},
 			biCase{name: "invalid email", method: "POST", path: path, body: user(map[string]any{"email": "not-an-email"}), status: 400, op: "create"},
@@ -196,6 +198,8 @@ func biCases(w *biWorld) []biCase {
 		biCase{name: "update self malformed", method: "PUT", path: "/v2/user", as: asUser, body: []byte(`{`), status: 400, op: "update"},
 		biCase{name: "update self invalid email", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"email": "nope", "firstName": "Changed"}, status: 400, op: "update"},
 		biCase{name: "update self empty email", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"email": ""}, status: 400, op: "update"},
+		biCase{name: "update self empty firstName", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"firstName": ""}, status: 400, op: "update"},
+		biCase{name: "update self blank lastName", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"lastName": "  "}, status: 400, op: "update"},
 		biCase{name: "update self firstName of wrong type", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"firstName": 1}, status: 400, op: "update"},
 		biCase{name: "update self NUL in address", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"address": "a\x00b", "firstName": "Changed"}, status: 400, op: "update"},
 		biCase{name: "update self phone too long", method: "PUT", path: "/v2/user", as: asUser, body: map[string]any{"phone": long}, status: 400, op: "update"},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -41,7 +42,8 @@ func decodeError(err error) error {
 		return fault.Invalidf("malformed JSON at offset %d", syn.Offset)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return fault.Invalidf("the body must be a JSON %s", jsonKind(typ.Type))
+			kind := strings.TrimPrefix(strings.TrimPrefix(jsonKind(typ.Type), "an "), "a ")
+			return fault.Invalidf("the body must be a JSON %s", kind)
 		}
 		return fault.Invalidf("field %s: expected %s, got %s", typ.Field, jsonKind(typ.Type), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -110,10 +112,20 @@ func text(field string, s *string, maxLen int) (*string, error) {
 		return nil, nil
 	}
 	t := strings.TrimSpace(*s)
-	if len(t) > maxLen {
+	if utf8.RuneCountInString(t) > maxLen {
 		return nil, fault.Invalidf("field %s: at most %d characters", field, maxLen)
 	}
 	return &t, nil
+}
+
+// name is text that, when given, must not be blank: a user's first or
+// last name may change but not vanish (creation requires both).
+func name(field string, s *string, maxLen int) (*string, error) {
+	t, err := text(field, s, maxLen)
+	if err == nil && t != nil && *t == "" {
+		err = fault.Invalidf("field %s: must not be empty", field)
+	}
+	return t, err
 }
 
 // str dereferences an optional string.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/units"
 )
 
 // operatorRoutes is the operator API of decisions.md 2: outside /v2, for
@@ -148,10 +149,20 @@ func (s *Server) putSettings(c *fiber.Ctx, _ *call) (any, error) {
 	if n := req.AutosamplingN; n != nil && (*n < 1 || *n > 100_000) {
 		return nil, fault.Invalidf("field autosampling_n: must be between 1 and 100000, got %d", *n)
 	}
-	for field, v := range map[string]*string{"units_system": req.UnitsSystem, "currency_system": req.CurrencySystem} {
-		if v != nil && (strings.TrimSpace(*v) == "" || len(*v) > 32) {
-			return nil, fault.Invalidf("field %s: must be a system name", field)
+	systems := units.Systems()
+	for _, f := range []struct {
+		field string
+		value *string
+		known []units.System
+	}{{"units_system", req.UnitsSystem, systems.UnitsSystems}, {"currency_system", req.CurrencySystem, systems.CurrencySystems}} {
+		if f.value == nil {
+			continue
 		}
+		id, ok := knownSystem(f.known, *f.value)
+		if !ok {
+			return nil, fault.Invalidf("field %s: %q is not one of %s (GET /v2/labels/systems)", f.field, *f.value, systemIDs(f.known))
+		}
+		*f.value = id
 	}
 	ps, err := s.store.UpdateProjectSettings(c.UserContext(), id, store.SettingsPatch{
 		SetpointWritingEnabled: req.SetpointWritingEnabled, SetpointMaxPriority: req.SetpointMaxPriority,
@@ -269,4 +280,23 @@ func validDataPointID(raw string) (string, error) {
 		}
 	}
 	return raw, nil
+}
+
+// knownSystem finds a units or currency system by id, ignoring case and
+// surrounding space, and returns its id as listed.
+func knownSystem(list []units.System, id string) (string, bool) {
+	for _, s := range list {
+		if strings.EqualFold(strings.TrimSpace(id), s.ID) {
+			return s.ID, true
+		}
+	}
+	return "", false
+}
+
+func systemIDs(list []units.System) string {
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	return strings.Join(ids, ", ")
 }

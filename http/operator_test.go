@@ -57,7 +57,7 @@ func TestOperatorCreateCompany(t *testing.T) {
 		t.Fatalf("wrong company: %s", co.Body)
 	}
 	e.do("POST", "/v2/company/project", admin, map[string]any{"name": "first"}).want(t, 200)
-	e.do("POST", "/v2/company/user", admin, map[string]any{
+	e.do("POST", "/v2/company/user", admin, map[string]any{"company_id": coID,
 		"firstName": "Second", "lastName": "User", "email": uniq("second") + "@example.com", "password": "second-password"}).want(t, 200)
 	// A token works as well.
 	tok := e.do("POST", "/v2/auth/token", admin, nil).want(t, 200).JSON["access_token"].(string)
@@ -156,6 +156,9 @@ func TestOperatorProjectSettings(t *testing.T) {
 		map[string]any{"setpoint_writing_enabled": "yes"},
 		map[string]any{"autosampling_n": 0},
 		[]byte(`{"autosampling_n": `),
+		map[string]any{"units_system": "martian"},
+		map[string]any{"currency_system": "XXX"},
+		map[string]any{"units_system": "SI", "currency_system": ""},
 	} {
 		r = e.do("PUT", path, opTok, body).wantError(t, 400)
 		if r.JSON["operation"] != "update" {
@@ -163,8 +166,14 @@ func TestOperatorProjectSettings(t *testing.T) {
 		}
 	}
 	res = e.do("GET", path, opTok, nil).want(t, 200).resource(t)
-	if res["setpoint_writing_enabled"] != true || num(t, res, "setpoint_max_priority") != 3 || num(t, res, "autosampling_n") != 500 {
+	if res["setpoint_writing_enabled"] != true || num(t, res, "setpoint_max_priority") != 3 || num(t, res, "autosampling_n") != 500 ||
+		res["units_system"] != units || res["currency_system"] != currency {
 		t.Fatalf("a rejected update changed settings: %v", res)
+	}
+	// Systems are those of GET /v2/labels/systems, in any case.
+	r = e.do("PUT", path, opTok, map[string]any{"units_system": " imperial ", "currency_system": "usd"}).want(t, 200)
+	if res := r.resource(t); res["units_system"] != "imperial" || res["currency_system"] != "USD" {
+		t.Fatalf("systems not stored as listed: %s", r.Body)
 	}
 
 	// Settings are per project.

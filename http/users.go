@@ -3,6 +3,7 @@ package http
 import (
 	"net/mail"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -24,7 +25,7 @@ func (s *Server) getUser(_ *fiber.Ctx, cl *call) (any, error) {
 }
 
 type createUserRequest struct {
-	CompanyID *int64  `json:"company_id" doc:"must be the caller's company; defaults to it"`
+	CompanyID *int64  `json:"company_id" required:"true" doc:"must be the caller's company"`
 	FirstName *string `json:"firstName" required:"true"`
 	LastName  *string `json:"lastName" required:"true"`
 	Email     *string `json:"email" required:"true"`
@@ -64,7 +65,7 @@ func (s *Server) newUser(c *fiber.Ctx, companyID int64, first, last, email, pass
 	if n.Email, err = validEmail(email); err != nil {
 		return n, err
 	}
-	if len(n.FirstName) > maxNameLen || len(n.LastName) > maxNameLen {
+	if utf8.RuneCountInString(n.FirstName) > maxNameLen || utf8.RuneCountInString(n.LastName) > maxNameLen {
 		return n, fault.Invalidf("firstName and lastName: at most %d characters", maxNameLen)
 	}
 	if err := validPassword("password", password); err != nil {
@@ -84,7 +85,7 @@ func validEmail(e string) (string, error) {
 }
 
 func validPassword(field, pw string) error {
-	if len(pw) < minPasswordLen || len(pw) > maxPasswordLen {
+	if n := utf8.RuneCountInString(pw); n < minPasswordLen || n > maxPasswordLen {
 		return fault.Invalidf("field %s: between %d and %d characters", field, minPasswordLen, maxPasswordLen)
 	}
 	return nil
@@ -105,10 +106,10 @@ func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	var p store.UserPatch
 	var err error
-	if p.FirstName, err = text("firstName", req.FirstName, maxNameLen); err != nil {
+	if p.FirstName, err = name("firstName", req.FirstName, maxNameLen); err != nil {
 		return nil, err
 	}
-	if p.LastName, err = text("lastName", req.LastName, maxNameLen); err != nil {
+	if p.LastName, err = name("lastName", req.LastName, maxNameLen); err != nil {
 		return nil, err
 	}
 	if p.Address, err = text("address", req.Address, maxTextLen); err != nil {
