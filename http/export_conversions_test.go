@@ -124,9 +124,21 @@ func TestTimeseriesConversionFailures(t *testing.T) {
 func TestLabels(t *testing.T) {
 	e := newTestEnv(t)
 	c := e.newCompany()
-	u, _ := e.newUser(c) // no roles at all: labels need only credentials
 	e.do("GET", "/v2/labels/systems", nil, nil).wantError(t, 401)
-	r := e.do("GET", "/v2/labels/systems", u, nil).want(t, 200)
+	// A user without roles may use only the meta and user routes (api.md
+	// 2.4, 5.4); the labels are granted like any route, by any role,
+	// without a project.
+	u, uid := e.newUser(c)
+	systems, definitions := e.endpointID("GET", "/v2/labels/systems"), e.endpointID("GET", "/v2/labels/definitions")
+	rbDenied(t, e.do("GET", "/v2/labels/systems", u, nil), systems, "GET", "/v2/labels/systems")
+	rbDenied(t, e.do("GET", "/v2/labels/definitions", u, nil), definitions, "GET", "/v2/labels/definitions")
+	pid, _ := e.newProject(c.Admin)
+	rbAssignProjectRole(e, c.Admin, pid, rbCreateProjectRole(e, c.Admin, pid, []int32{definitions}), uid)
+	rbDenied(t, e.do("GET", "/v2/labels/systems", u, nil), systems, "GET", "/v2/labels/systems")
+	e.do("GET", "/v2/labels/definitions", u, nil).want(t, 200)
+	rbAssignProjectRole(e, c.Admin, pid, rbCreateProjectRole(e, c.Admin, pid, []int32{systems}), uid)
+	e.do("GET", "/v2/labels/systems", u, nil).want(t, 200)
+	r := e.do("GET", "/v2/labels/systems", c.Admin, nil).want(t, 200)
 	ids := func(key string) string {
 		var out []string
 		for _, s := range r.JSON[key].([]any) {

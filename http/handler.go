@@ -20,7 +20,7 @@ type route struct {
 	ID      int32  // persisted catalog id, filled in at start
 	Method  string // GET, POST, PUT, DELETE
 	Path    string // template in API form: /v2/project/{project_id}
-	Tag     string // store.TagMeta, TagUser, TagCompany or TagProject
+	Tag     string // store.TagMeta, TagUser, TagCompany, TagProject or TagGeneral
 	Op      string // envelope operation of its answers: create, update, delete or ""
 	Summary string
 	Query   []param // query parameters, for the OpenAPI document

@@ -12,7 +12,7 @@ import (
 // ids (they are persisted by method and path) but is the order of the
 // OpenAPI document.
 func v2Routes(s *Server) []*route {
-	const meta, user, company, project = store.TagMeta, store.TagUser, store.TagCompany, store.TagProject
+	const meta, user, company, project, general = store.TagMeta, store.TagUser, store.TagCompany, store.TagProject, store.TagGeneral
 	return []*route{
 		// Meta: no credentials.
 		{Method: "GET", Path: "/v2/meta/endpoints", Tag: meta, Summary: "List the endpoint catalog (ids for roles)",
@@ -86,9 +86,9 @@ func v2Routes(s *Server) []*route {
 			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
 		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project, Summary: "Read observations of a datapoint: window, limit, down-sampling, unit and currency conversion",
 			Query: timeseriesParams, Resp: timeseriesAnswer{}, Handle: s.readTimeseries},
-		{Method: "GET", Path: "/v2/labels/systems", Tag: user, Summary: "Units systems and currency systems for units_system and currency_system",
+		{Method: "GET", Path: "/v2/labels/systems", Tag: general, Summary: "Units systems and currency systems for units_system and currency_system",
 			Resp: units.SystemsList{}, Handle: s.labelSystems},
-		{Method: "GET", Path: "/v2/labels/definitions", Tag: user, Summary: "Label tree: the leaves below units are the usable unit names",
+		{Method: "GET", Path: "/v2/labels/definitions", Tag: general, Summary: "Label tree: the leaves below units are the usable unit names",
 			Resp: labelTree{}, Handle: s.labelDefinitions},
 
 		// Virtual datapoints (api.md 4.5).

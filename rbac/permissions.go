@@ -75,6 +75,15 @@ func (p *Permissions) Allows(id int32, projectID int64) bool {
 		}
 		g := p.projects[projectID]
 		return g != nil && g.endpoints.Has(id)
+	case store.TagGeneral:
+		if p.company.Has(id) {
+			return true
+		}
+		for _, g := range p.projects {
+			if g.endpoints.Has(id) {
+				return true
+			}
+		}
 	}
 	return false
 }

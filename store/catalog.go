@@ -12,6 +12,10 @@ const (
 	TagUser    = "user"    // any authenticated user, acting on themself
 	TagCompany = "company" // company roles only
 	TagProject = "project" // company roles, or project roles of the project
+	// TagGeneral is for routes outside any project that any role may
+	// grant (reference data such as the unit labels): api.md 5.4 leaves
+	// a user without roles only the meta and user routes.
+	TagGeneral = "general"
 )
 
 // SyncEndpoints makes sure every declared route has a persisted id and
