@@ -55,6 +55,7 @@ func parseBasic(cred string) (email, password string, ok bool) {
 		return "", "", false
 	}
 	email, password, ok = strings.Cut(string(raw), ":")
+	email = strings.TrimSpace(email) // as it is stored; the password is taken as given
 	return email, password, ok && email != ""
 }
 

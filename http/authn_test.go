@@ -30,6 +30,8 @@ func TestParseBasic(t *testing.T) {
 		{"dXNlcm9ubHk=", "", "", false},               // no colon
 		{"OnB3", "", "", false},                       // empty email
 		{"!!!not-base64!!!", "", "", false},
+		{"IGFkYUB4LmlvIDpwdyA=", "ada@x.io", "pw ", true}, // " ada@x.io :pw ": the email is trimmed as stored, the password kept
+		{"ICA6cHc=", "", "", false},                       // a blank email
 	}
 	for _, tt := range tests {
 		email, pw, ok := parseBasic(tt.cred)
