@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	nethttp "net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,17 +201,9 @@ func (r resp) resource(t *testing.T) map[string]any {
 // num reads a number at a dotted path such as "resource.project.id".
 func num(t *testing.T, v any, path string) int64 {
 	t.Helper()
-	cur := v
-	for _, seg := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			t.Fatalf("%s: not an object at %q in %v", path, seg, v)
-		}
-		cur = m[seg]
-	}
-	f, ok := cur.(float64)
+	f, ok := adAt(t, v, path).(float64)
 	if !ok {
-		t.Fatalf("%s: not a number: %v", path, cur)
+		t.Fatalf("%s: not a number in %v", path, v)
 	}
 	return int64(f)
 }
