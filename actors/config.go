@@ -292,7 +292,7 @@ func parseCount(raw json.RawMessage) (int, error) {
 func normalizePin(field string, pc PinConfig) (PinConfig, error) {
 	r, err := pinRange(pc)
 	if err != nil {
-		return pc, fault.Invalidf("%s.data_range.%s", field, err.Error())
+		return pc, fault.Invalidf("%s.%s", field, err.Error()) // window names the data_range field
 	}
 	if r.Count > 0 {
 		n := r.Count
