@@ -243,9 +243,23 @@ func (r *CSVReader) continueQuoted(first []byte) (Observation, string, error) {
 		}
 		r.line++
 		r.record = append(append(r.record, '\n'), next...)
-		if o, reason := r.parse(r.record); reason != reasonUnterminated {
-			return o, reason, nil
+		var f [3][]byte
+		n, reason := split(r.record, r.dialect, &f)
+		switch {
+		case reason == reasonUnterminated:
+			continue
+		case reason != "" || fieldCount(n) != "":
+			// The quote closed, but not as the end of a field of a
+			// three-field record: it was the opening quote of a later
+			// line, and the first quote a typo. The lines between are
+			// lines of their own.
+			if r.mark >= 0 {
+				r.pos, r.line = r.mark, r.markLine
+			}
+			return Observation{}, reasonUnterminated, nil
 		}
+		o, reason := r.parse(r.record)
+		return o, reason, nil
 	}
 }
 

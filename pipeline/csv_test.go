@@ -483,3 +483,24 @@ func TestCSVQuotedLineBreaks(t *testing.T) {
 		}
 	})
 }
+
+// A stray quote whose line is followed, within the record limit, by a line
+// with quotes of its own: the quote then closes in the wrong place, and the
+// lines in between are still read as lines (continue mode keeps them).
+func TestCSVStrayQuoteBeforeQuotedLines(t *testing.T) {
+	for name, file := range map[string]string{
+		"an opening quote later": "dp-1,1,2024-01-31\n\"c1,2,2024-01-31\nc3,3,2024-01-31\nc4,4,2024-01-31\n\"c5\",5,2024-01-31\ndp-6,6,2024-01-31\n",
+		"all fields quoted":      "\"a\",\"1\",\"2024-01-31\"\n\"b\",\"2\",\"2024-01-31\n\"c\",\"3\",\"2024-01-31\"\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, res := readAllCSV(t, strings.NewReader(file))
+			lines := strings.Count(file, "\n")
+			if len(res.errs) != 1 || res.errs[0].Line != 2 || res.errs[0].Reason != "unterminated quoted field" {
+				t.Fatalf("errors %v, want one for line 2", res.errs)
+			}
+			if len(res.obs)+len(res.errs) != lines {
+				t.Fatalf("%d good lines %v and %d failing of %d lines: some went missing", len(res.obs), res.lines, len(res.errs), lines)
+			}
+		})
+	}
+}
