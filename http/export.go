@@ -39,7 +39,7 @@ var timeseriesParams = []param{
 		"start must be before end."},
 	{Name: "max", Type: "integer", Doc: "at most this many observations (integer >= 0); 0 returns all. Ignored when both start and end " +
 		"are given, and with samplerate. Default 1000: without start, end and max the answer is the newest 1000 observations, ascending. " +
-		"Answers of more than 1000000 observations are streamed; only the last max > 1000000 before end (or of all) answers 400."},
+		"Answers of more than 1000000 observations are streamed."},
 	{Name: "samplerate", Type: "string", Doc: "down-sample: an integer followed by s, m, h or d (10s, 2m, 1h, 7d), or auto. " +
 		"Intervals are counted from 2000-01-01T00:00:00Z (1h intervals start on full hours, 1d at midnight UTC); each answer " +
 		"value aggregates the observations of one interval [t, t+samplerate), its time is the left boundary t, and intervals without " +
@@ -225,7 +225,11 @@ func (s *Server) readTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	pts, key, every, err := s.readPoints(ctx, cl.ProjectID, dp.ID, q)
 	if errors.Is(err, store.ErrOverReadLimit) {
-		if from, to, limit, ok := q.pagedRange(); ok {
+		from, to, limit, ok, err := s.pagedRange(ctx, dp.ID, q)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			return s.streamTimeseries(dp, conv, from, to, limit), nil
 		}
 	}

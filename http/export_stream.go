@@ -10,7 +10,8 @@ import (
 
 // A raw read of more observations than one answer holds in memory
 // (store.MaxReadPoints) is streamed instead of refused, because api.md
-// 4.7 and 8 say max=0, and start with end, return all: the answer is
+// 4.7 and 8 say max=0, and start with end, return all, and give max no
+// upper bound: the answer is
 // written page by page as it is read, in constant memory. Its status is
 // sent before the first page, so a failure half-way (the database gone)
 // can only cut the answer short: the client then holds JSON that does not
@@ -33,11 +34,11 @@ func readCeiling() time.Time { return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UT
 
 // pagedRange says whether q can be answered page by page in ascending
 // time, and with what: every observation in [from, to), at most limit of
-// them (0: all). The last max observations before end cannot: they would
-// have to be held to be put in ascending order.
-func (q timeseriesQuery) pagedRange() (from, to time.Time, limit int, ok bool) {
+// them (0: all). The last max before end begin at the max-th newest, which
+// one index step finds.
+func (s *Server) pagedRange(ctx context.Context, dp int64, q timeseriesQuery) (from, to time.Time, limit int, ok bool, err error) {
 	if q.sampled() {
-		return from, to, 0, false
+		return from, to, 0, false, nil
 	}
 	from, to = q.Start, q.End
 	if from.IsZero() {
@@ -48,11 +49,15 @@ func (q timeseriesQuery) pagedRange() (from, to time.Time, limit int, ok bool) {
 	}
 	switch {
 	case !q.Start.IsZero() && !q.End.IsZero(), q.Max == 0:
-		return from, to, 0, true
+		return from, to, 0, true, nil
 	case !q.Start.IsZero(): // the first max after start
-		return from, to, q.Max, true
+		return from, to, q.Max, true, nil
 	}
-	return from, to, 0, false
+	first, found, err := s.store.StartOfNewest(ctx, dp, to, q.Max)
+	if found {
+		from = first
+	}
+	return from, to, 0, err == nil, err
 }
 
 // streamTimeseries answers the observations of dp in [from, to), at most

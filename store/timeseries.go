@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -82,6 +83,18 @@ type ReadQuery struct {
 	// Max is how many observations at most; 0 means all (still bounded by
 	// MaxReadPoints). Ignored when both Start and End are set.
 	Max int
+}
+
+// StartOfNewest is the time of the n-th newest observation of a datapoint
+// before end: where its newest n observations begin. ok is false when it
+// has fewer than n there.
+func (s *Store) StartOfNewest(ctx context.Context, datapoint int64, end time.Time, n int) (t time.Time, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT time FROM observations WHERE datapoint = $1 AND time < $2
+		ORDER BY time DESC OFFSET $3 LIMIT 1`, datapoint, end, n-1).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	return t, err == nil, err
 }
 
 // ReadObservations answers a ReadQuery in ascending time order:
