@@ -44,7 +44,8 @@ var timeseriesParams = []param{
 		"Intervals are counted from 2000-01-01T00:00:00Z (1h intervals start on full hours, 1d at midnight UTC); each answer " +
 		"value aggregates the observations of one interval [t, t+samplerate), its time is the left boundary t, and intervals without " +
 		"observations are left out. Without start (end) the first (last) stored observation bounds the range. At most 1000000 intervals. " +
-		"auto: the interval is (end - start) / N, rounded up to whole seconds, with N the project's autosampling_n (default 200); " +
+		"auto: the interval is (end - start) / N, rounded up to whole seconds, with N the project's autosampling_n (default 200), " +
+		"counted from start, so there are at most N intervals and none begins before start; " +
 		"when the range holds fewer than N observations they are answered unsampled. The answer's samplerate field gives the interval used."},
 	{Name: "aggregation", Type: "string", Doc: "with samplerate only: mean (default), min, max, median or count. The key of each value in data " +
 		"is the aggregation's name (mean: {time, mean})."},
@@ -275,7 +276,7 @@ func (s *Server) readPoints(ctx context.Context, projectID, dp int64, q timeseri
 	if err != nil || !ok {
 		return nil, string(q.Agg), 0, err
 	}
-	every := q.Every
+	every, origin := q.Every, store.SampleOrigin
 	if q.Auto {
 		ps, err := s.store.ProjectSettings(ctx, projectID)
 		if err != nil {
@@ -292,12 +293,15 @@ func (s *Server) readPoints(ctx context.Context, projectID, dp int64, q timeseri
 			pts, err := s.store.ReadObservations(ctx, dp, store.ReadQuery{Start: start, End: end})
 			return pts, "value", 0, err
 		}
-		every = autoInterval(start, end, n)
+		// Counted from start, the range divides into at most N intervals
+		// (api.md 4.7: the request interval divided by N), and none begins
+		// before start; fixed samplerates keep full hours and days.
+		every, origin = autoInterval(start, end, n), start
 	}
-	if bins := store.SampleBins(start, end, every); bins > store.MaxReadPoints {
+	if bins := store.SampleBins(start, end, every, origin); bins > store.MaxReadPoints {
 		return nil, "", 0, fault.Invalidf("samplerate %s is too fine for the range: %d intervals, at most %d", formatEvery(every), bins, store.MaxReadPoints)
 	}
-	pts, err := s.store.ReadSampled(ctx, dp, start, end, every, q.Agg)
+	pts, err := s.store.ReadSampled(ctx, dp, start, end, every, origin, q.Agg)
 	return pts, string(q.Agg), every, err
 }
 

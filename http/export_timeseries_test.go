@@ -271,6 +271,16 @@ func TestTimeseriesAutoSampling(t *testing.T) {
 	// A window with fewer than N values is not sampled.
 	got = tsData(t, tsGet(e, c.Admin, pid, "a", "samplerate", "auto", "start", tsMinute(10).Format(time.RFC3339), "end", tsMinute(13).Format(time.RFC3339)), "value")
 	tsWantMinutes(t, "3 values, N=4", got, 10, 10, 11, 12)
+
+	// Auto intervals are counted from start: a start off the full minute
+	// still gives N intervals (not N+1), the first of them at start.
+	from := tsMinute(0).Add(30 * time.Second)
+	r = tsGet(e, c.Admin, pid, "a", "samplerate", "auto", "aggregation", "count",
+		"start", from.Format(time.RFC3339), "end", from.Add(36*time.Minute).Format(time.RFC3339))
+	got = tsData(t, r, "count")
+	if r.JSON["samplerate"] != "540s" || len(got) != 4 || !got[0].Time.Equal(from) || !got[3].Time.Equal(from.Add(27*time.Minute)) {
+		t.Fatalf("N=4 from 10:00:30: %s", r.Body)
+	}
 }
 
 // Bad parameters answer 400 naming the parameter, and no error shows SQL.

@@ -148,7 +148,7 @@ func TestReadSampled(t *testing.T) {
 		{Count, []float64{5, 5}},
 	}
 	for _, c := range cases {
-		got, err := s.ReadSampled(ctx, a, t0, minute(10), every, c.agg)
+		got, err := s.ReadSampled(ctx, a, t0, minute(10), every, SampleOrigin, c.agg)
 		if err != nil {
 			t.Fatalf("%s: %v", c.agg, err)
 		}
@@ -162,31 +162,31 @@ func TestReadSampled(t *testing.T) {
 		}
 	}
 	// The median of an even count is the mean of the middle two.
-	got, err := s.ReadSampled(ctx, a, t0, minute(4), time.Hour, Median)
+	got, err := s.ReadSampled(ctx, a, t0, minute(4), time.Hour, SampleOrigin, Median)
 	if err != nil || len(got) != 1 || got[0].Value != 3 || !got[0].Time.Equal(t0) {
 		t.Fatalf("median of 1, 2, 4, 8: %v %v", got, err)
 	}
 	// Intervals count from 2000-01-01 UTC, not from start: a range starting
 	// at 10:02 still bins at 10:00 and 10:05, and the range bounds cut
 	// (start inclusive, end exclusive).
-	got, err = s.ReadSampled(ctx, a, minute(2), minute(7), every, Count)
+	got, err = s.ReadSampled(ctx, a, minute(2), minute(7), every, SampleOrigin, Count)
 	if err != nil || len(got) != 2 || !got[0].Time.Equal(t0) || got[0].Value != 3 || !got[1].Time.Equal(minute(5)) || got[1].Value != 2 {
 		t.Fatalf("cut intervals: %v %v", got, err)
 	}
 	// Empty intervals are left out.
-	got, err = s.ReadSampled(ctx, a, t0.Add(-time.Hour), minute(10), time.Minute*20, Count)
+	got, err = s.ReadSampled(ctx, a, t0.Add(-time.Hour), minute(10), time.Minute*20, SampleOrigin, Count)
 	if err != nil || len(got) != 1 || !got[0].Time.Equal(t0) || got[0].Value != 10 {
 		t.Fatalf("20-minute intervals: %v %v", got, err)
 	}
 	// Daily intervals start at midnight UTC.
-	got, err = s.ReadSampled(ctx, a, t0.Add(-48*time.Hour), t0.Add(48*time.Hour), 24*time.Hour, Count)
+	got, err = s.ReadSampled(ctx, a, t0.Add(-48*time.Hour), t0.Add(48*time.Hour), 24*time.Hour, SampleOrigin, Count)
 	if err != nil || len(got) != 1 || !got[0].Time.Equal(time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC)) {
 		t.Fatalf("daily intervals: %v %v", got, err)
 	}
-	if _, err := s.ReadSampled(ctx, a, t0, t0.AddDate(1, 0, 0), time.Second, Mean); !fault.Is(err, fault.Invalid) {
+	if _, err := s.ReadSampled(ctx, a, t0, t0.AddDate(1, 0, 0), time.Second, SampleOrigin, Mean); !fault.Is(err, fault.Invalid) {
 		t.Fatalf("31 million intervals: %v", err)
 	}
-	if _, err := s.ReadSampled(ctx, a, t0, minute(10), time.Minute, "sum"); !fault.Is(err, fault.Invalid) {
+	if _, err := s.ReadSampled(ctx, a, t0, minute(10), time.Minute, SampleOrigin, "sum"); !fault.Is(err, fault.Invalid) {
 		t.Fatalf("unknown aggregation: %v", err)
 	}
 }
@@ -206,7 +206,7 @@ func TestSampleBins(t *testing.T) {
 		{time.Date(1950, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1950, 1, 3, 0, 0, 0, 0, time.UTC), 24 * h, 2},
 	}
 	for _, c := range cases {
-		if got := SampleBins(c.start, c.end, c.every); got != c.want {
+		if got := SampleBins(c.start, c.end, c.every, SampleOrigin); got != c.want {
 			t.Errorf("SampleBins(%v, %v, %v) = %d, want %d", c.start, c.end, c.every, got, c.want)
 		}
 	}
@@ -374,11 +374,11 @@ func TestSplitSampledReadEqualsOneQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	from, to := start.Add(13*time.Minute), start.Add(11*24*time.Hour+5*time.Minute)
-	if _, ok := splitPoint(from, to, 7*time.Hour); !ok {
+	if _, ok := splitPoint(from, to, 7*time.Hour, SampleOrigin); !ok {
 		t.Fatal("the range must be long enough to be split")
 	}
 	for _, agg := range []Aggregation{Mean, Median, Min, Max, Count} {
-		got, err := s.ReadSampled(ctx, 42, from, to, 7*time.Hour, agg)
+		got, err := s.ReadSampled(ctx, 42, from, to, 7*time.Hour, SampleOrigin, agg)
 		if err != nil {
 			t.Fatal(err)
 		}
