@@ -4,9 +4,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +72,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	var c config
 	var errs []error
-	bad := func(name string, err error) { errs = append(errs, fmt.Errorf("%s=%q: %w", name, getenv(name), err)) }
+	bad := func(name string, err error) {
+		v := fmt.Sprintf("%q", getenv(name))
+		if secretVars[name] {
+			v = "(value not shown)" // error output ends up in logs; secrets must not
+		}
+		errs = append(errs, fmt.Errorf("%s=%s: %w", name, v, err))
+	}
 
 	for name, dst := range map[string]*string{"BDP_HTTP_ADDR": &c.HTTPAddr, "BDP_MQTT_ADDR": &c.MQTTAddr, "BDP_S3_ADDR": &c.S3Addr} {
 		*dst = get(name)
@@ -79,6 +87,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	c.DataDir = get("BDP_DATA_DIR")
+	if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
+		bad("BDP_DATA_DIR", errors.New("exists and is not a directory"))
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		bad("BDP_DATA_DIR", err)
+	}
 	c.DatabaseURL = get("BDP_DATABASE_URL")
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		bad("BDP_DATABASE_URL", errors.New("must start with postgres:// or postgresql://"))
@@ -105,7 +118,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	for _, d := range durations {
 		v, err := time.ParseDuration(get(d.name))
 		if err != nil || v < d.min {
-			bad(d.name, fmt.Errorf("must be a duration such as 30s or 1h, at least %s", d.min))
+			bad(d.name, fmt.Errorf("must be a duration such as 90s or 1h, at least %s", d.min))
 		}
 		*d.dst = v
 	}
@@ -116,7 +129,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.ImportLimit, err = parseSize(get("BDP_IMPORT_LIMIT")); err != nil {
 		bad("BDP_IMPORT_LIMIT", err)
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(get("BDP_LOG_LEVEL"))); err != nil {
+	switch lvl := strings.ToLower(get("BDP_LOG_LEVEL")); lvl {
+	case "debug", "info", "warn", "error":
+		_ = c.LogLevel.UnmarshalText([]byte(lvl))
+	default:
 		bad("BDP_LOG_LEVEL", errors.New("must be debug, info, warn or error"))
 	}
 	if b := get("BDP_KAFKA_BROKERS"); b != "" {
@@ -130,8 +146,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	c.KafkaTopic, c.KafkaGroup = get("BDP_KAFKA_TOPIC"), get("BDP_KAFKA_GROUP")
+	// Kafka's own rule for topic names; the DLQ topic adds ".dlq".
+	if !kafkaTopicName.MatchString(c.KafkaTopic) {
+		bad("BDP_KAFKA_TOPIC", errors.New("must be 1 to 245 of a-z, A-Z, 0-9, '.', '_' and '-'"))
+	}
 	return c, errors.Join(errs...)
 }
+
+var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,245}$`)
+
+// secretVars are the variables whose values an error must not repeat.
+var secretVars = map[string]bool{"BDP_DATABASE_URL": true, "BDP_OPERATOR_TOKEN": true, "BDP_TOKEN_SECRET": true}
 
 func checkAddr(a string) error {
 	host, port, err := net.SplitHostPort(a)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +59,41 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_SHUTDOWN_TIMEOUT":     "soon",
 		"BDP_LOG_LEVEL":            "loud",
 		"BDP_KAFKA_BROKERS":        "127.0.0.1:9092,nohost",
+		"BDP_KAFKA_TOPIC":          "bad topic!*",
 	}
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad["BDP_DATA_DIR"] = filepath.Join(file, "data") // below a file
 	_, err := loadConfig(envOf(bad))
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
 	for name := range bad {
+		if !strings.Contains(err.Error(), name+"=") {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+}
+
+// Secrets in a bad value stay out of the error, which ends up in logs.
+func TestConfigErrorsDoNotRepeatSecrets(t *testing.T) {
+	_, err := loadConfig(envOf(map[string]string{
+		"BDP_DATABASE_URL":   "postgress://bdp:supersecretpw@db/bdp",
+		"BDP_OPERATOR_TOKEN": "opsecret",
+		"BDP_TOKEN_SECRET":   "tokensecret",
+		"BDP_LOG_LEVEL":      "info+2", // slog's syntax, not one of the four names
+	}))
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, secret := range []string{"supersecretpw", "opsecret", "tokensecret"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error repeats a secret:\n%v", err)
+		}
+	}
+	for _, name := range []string{"BDP_DATABASE_URL", "BDP_OPERATOR_TOKEN", "BDP_TOKEN_SECRET", "BDP_LOG_LEVEL"} {
 		if !strings.Contains(err.Error(), name+"=") {
 			t.Errorf("error does not name %s:\n%v", name, err)
 		}
