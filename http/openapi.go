@@ -77,7 +77,7 @@ func operation(r *route) map[string]any {
 		if f, isMultipart := r.Body.(multipartBody); isMultipart {
 			content = map[string]any{"multipart/form-data": map[string]any{"schema": f.multipartSchema()}}
 		}
-		op["requestBody"] = map[string]any{"required": r.Method == "POST", "content": content}
+		op["requestBody"] = map[string]any{"required": bodyRequired(r.Body), "content": content}
 	}
 	status := r.Status
 	if status == 0 {
@@ -188,3 +188,29 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// bodyRequired says whether a route needs a body: a multipart upload, a
+// JSON array or object value, or a struct with a required field does; the
+// token form does not (Basic credentials can stand in for it), nor does a
+// struct whose fields are all optional (an empty body counts as {}).
+func bodyRequired(body any) bool {
+	switch body.(type) {
+	case tokenForm:
+		return false
+	case multipartBody:
+		return true
+	}
+	t := reflect.TypeOf(body)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return true
+	}
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("required") == "true" {
+			return true
+		}
+	}
+	return false
+}

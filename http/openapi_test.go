@@ -58,9 +58,25 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 	create := doc.Paths["/v2/company/user"]["post"]["requestBody"].(map[string]any)
 	schema := create["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
 	req, _ := json.Marshal(schema["required"])
-	for _, f := range []string{"firstName", "lastName", "email", "password"} {
+	for _, f := range []string{"company_id", "firstName", "lastName", "email", "password"} {
 		if !strings.Contains(string(req), `"`+f+`"`) {
 			t.Errorf("POST /v2/company/user: %s not required in the schema (%s)", f, req)
+		}
+	}
+	// A body is required where the server refuses to go without one.
+	for _, tc := range []struct {
+		path, method string
+		required     bool
+	}{
+		{"/v2/company/user", "post", true},
+		{"/v2/datapoint", "put", true},
+		{"/operator/projects/{project_id}/datapoints/{dataPointID}/tags", "put", true},
+		{"/v2/auth/token", "post", false}, // Basic credentials stand in for the form
+		{"/v2/user", "put", false},        // every field optional
+	} {
+		body, _ := doc.Paths[tc.path][tc.method]["requestBody"].(map[string]any)
+		if body == nil || body["required"] != tc.required {
+			t.Errorf("%s %s: requestBody %v, want required %v", tc.method, tc.path, body, tc.required)
 		}
 	}
 	// No response schema exposes a password.

@@ -31,9 +31,9 @@ func operatorRoutes(s *Server) []*route {
 		{Method: "PUT", Path: "/operator/projects/{project_id}/datapoints/{dataPointID}/tags", Tag: tag, Op: "update",
 			Summary: "Set system tags of a datapoint (created if missing); key units holds the raw unit",
 			Body:    []tagRequest{}, Resp: envelopeOf[datapointTags]{}, Handle: s.putSystemTags},
-		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in the base currency (EUR)",
+		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in a base currency of the operator's choice (EUR in the defaults); conversions use ratios only",
 			Resp: envelopeOf[map[string]float64]{}, Handle: s.getCurrencyRates},
-		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 EUR",
+		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 of the base currency",
 			Body: currencyRatesBody{}, Resp: envelopeOf[map[string]float64]{}, Handle: s.putCurrencyRates},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,19 +75,23 @@ func (s *Server) recomputeVDP(c *fiber.Ctx, cl *call) (any, error) {
 		End: end.Format(time.RFC3339Nano), Status: "accepted"}), nil
 }
 
-// recomputePeriod reads start and end: both required, RFC 3339, start
-// before end, at most maxRecomputePeriod apart.
+// recomputePeriod reads start and end: both required, in the forms the
+// export takes (a date, or an RFC 3339 date-time), start before end, at
+// most maxRecomputePeriod apart.
 func recomputePeriod(c *fiber.Ctx) (start, end time.Time, err error) {
 	for name, dst := range map[string]*time.Time{"start": &start, "end": &end} {
 		raw := c.Query(name)
-		if raw == "" {
-			return start, end, fault.Invalidf("query parameter %s is required (RFC 3339)", name)
+		if strings.TrimSpace(raw) == "" {
+			return start, end, fault.Invalidf("query parameter %s is required (a date or an RFC 3339 date-time)", name)
 		}
-		t, perr := time.Parse(time.RFC3339Nano, raw)
-		if perr != nil || t.Year() < 1900 || t.Year() > 9999 {
-			return start, end, fault.Invalidf("query parameter %s must be an RFC 3339 time between the years 1900 and 9999, got %q", name, raw)
+		t, perr := parseQueryTime(name, raw)
+		if perr != nil {
+			return start, end, perr
 		}
-		*dst = t.UTC()
+		if t.Year() < 1900 || t.Year() > 9999 {
+			return start, end, fault.Invalidf("query parameter %s must lie between the years 1900 and 9999, got %q", name, raw)
+		}
+		*dst = t
 	}
 	if !start.Before(end) {
 		return start, end, fault.Invalidf("start must be before end")

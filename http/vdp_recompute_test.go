@@ -116,7 +116,8 @@ func TestRecomputeRefusals(t *testing.T) {
 		"no start":        {"dataPointID", "out", "end", en},
 		"no end":          {"dataPointID", "out", "start", s},
 		"bad start":       {"dataPointID", "out", "start", "yesterday", "end", en},
-		"bad end":         {"dataPointID", "out", "start", s, "end", "2026-07-01 13:00"},
+		"bad end":         {"dataPointID", "out", "start", s, "end", "2026-13-01"},
+		"year 1899":       {"dataPointID", "out", "start", "1899-12-31", "end", en},
 		"start equal end": {"dataPointID", "out", "start", s, "end", s},
 		"start after end": {"dataPointID", "out", "start", en, "end", s},
 		"too long":        {"dataPointID", "out", "start", s, "end", at.AddDate(3, 0, 0).Format(time.RFC3339)},
@@ -205,4 +206,14 @@ func TestRecomputeReportsCalculationErrors(t *testing.T) {
 		!strings.Contains(last, "division by zero") {
 		t.Fatalf("end entry: %q", last)
 	}
+}
+
+// start and end take the forms the export takes, a date among them.
+func TestRecomputeTakesDates(t *testing.T) {
+	e, c, pid, _ := recomputeSetup(t)
+	r := e.do("POST", recomputePath(pid, "dataPointID", "out", "start", "2026-07-01", "end", "2026-07-02"), c.Admin, nil).want(t, 202)
+	if res := r.resource(t); res["start"] != "2026-07-01T00:00:00Z" || res["end"] != "2026-07-02T00:00:00Z" {
+		t.Fatalf("the period as understood: %s", r.Body)
+	}
+	e.recomputeLogs(pid, c.Admin, "out", "finished")
 }
