@@ -64,6 +64,7 @@ type Batcher struct {
 	ids sync.Map // dpKey -> datapoint row id
 
 	rowBuf []store.Row // the writer goroutine's, reused by every flush
+	keyBuf []rowKey    // likewise
 }
 
 type writeRequest struct {

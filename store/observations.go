@@ -73,11 +73,16 @@ func (s *Store) ensurePartition(ctx context.Context, week time.Time) error {
 // ensurePartitionsFor creates the partitions rows fall into.
 func (s *Store) ensurePartitionsFor(ctx context.Context, rows []Row) error {
 	seen := map[time.Time]bool{}
+	var week, next time.Time // the last row's week: most rows share it
 	for _, r := range rows {
-		w := weekStart(r.Time)
-		if !seen[w] {
-			seen[w] = true
-			if err := s.ensurePartition(ctx, w); err != nil {
+		if !r.Time.Before(week) && r.Time.Before(next) {
+			continue
+		}
+		week = weekStart(r.Time)
+		next = week.AddDate(0, 0, 7)
+		if !seen[week] {
+			seen[week] = true
+			if err := s.ensurePartition(ctx, week); err != nil {
 				return err
 			}
 		}
