@@ -47,36 +47,12 @@ func (s *Server) listAlerts(c *fiber.Ctx, cl *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		names := make([]string, 0, len(all))
-		seen := make(map[string]bool, len(all))
-		for _, a := range all {
-			if !seen[a.DataPointID] {
-				seen[a.DataPointID] = true
-				names = append(names, a.DataPointID)
-			}
-		}
-		access, err := s.datapointAccess(ctx, cl, names)
+		readable, err := readableOnly(ctx, s, cl, all, func(a store.Alert) string { return a.DataPointID })
 		if err != nil {
 			return nil, err
-		}
-		readable := all[:0]
-		for _, a := range all {
-			if access[a.DataPointID].Read {
-				readable = append(readable, a)
-			}
 		}
 		items, total = pageOf(readable, page, perPage), len(readable)
 	}
 	return alertList{Items: nonNilSlice(items), Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
 		TotalItems: total, TotalPages: (total + perPage - 1) / perPage}}, nil
-}
-
-// pageOf is page number page (from 1) of list, perPage items a page;
-// empty past the end.
-func pageOf[T any](list []T, page, perPage int) []T {
-	from := len(list)
-	if page <= len(list)/perPage+1 { // (page-1)*perPage cannot overflow
-		from = min((page-1)*perPage, len(list))
-	}
-	return list[from:min(from+perPage, len(list))]
 }

@@ -104,25 +104,45 @@ func (s *Server) readableVDPs(c *fiber.Ctx, cl *call, search string, status *int
 	if err != nil {
 		return nil, 0, err
 	}
-	names := make([]string, len(all))
-	for i, v := range all {
-		names[i] = v.DataPointID
-	}
-	access, err := s.datapointAccess(ctx, cl, names)
+	readable, err := readableOnly(ctx, s, cl, all, func(v store.VDPSummary) string { return v.DataPointID })
 	if err != nil {
 		return nil, 0, err
 	}
-	readable := all[:0]
-	for _, v := range all {
-		if access[v.DataPointID].Read {
-			readable = append(readable, v)
+	return pageOf(readable, page, perPage), len(readable), nil
+}
+
+// readableOnly keeps the items whose datapoint the caller may read, in
+// their order, with one access lookup for all of them.
+func readableOnly[T any](ctx context.Context, s *Server, cl *call, items []T, id func(T) string) ([]T, error) {
+	names := make([]string, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		if n := id(it); !seen[n] {
+			seen[n] = true
+			names = append(names, n)
 		}
 	}
-	from := len(readable)
-	if page <= len(readable)/perPage+1 { // (page-1)*perPage cannot overflow
-		from = (page - 1) * perPage
+	access, err := s.datapointAccess(ctx, cl, names)
+	if err != nil {
+		return nil, err
 	}
-	return readable[from:min(from+perPage, len(readable))], len(readable), nil
+	readable := items[:0]
+	for _, it := range items {
+		if access[id(it)].Read {
+			readable = append(readable, it)
+		}
+	}
+	return readable, nil
+}
+
+// pageOf is page number page (from 1) of list, perPage items a page;
+// empty past the end.
+func pageOf[T any](list []T, page, perPage int) []T {
+	from := len(list)
+	if page <= len(list)/perPage+1 { // (page-1)*perPage cannot overflow
+		from = min((page-1)*perPage, len(list))
+	}
+	return list[from:min(from+perPage, len(list))]
 }
 
 // vdpParam reads the dataPointID query parameter every route takes.
