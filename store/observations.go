@@ -104,9 +104,9 @@ func (s *Store) WriteObservations(ctx context.Context, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if !slices.IsSortedFunc(rows, CompareRows) {
+	if !slices.IsSortedFunc(rows, compareRows) {
 		rows = slices.Clone(rows)
-		slices.SortFunc(rows, CompareRows)
+		slices.SortFunc(rows, compareRows)
 	}
 	if err := s.ensurePartitionsFor(ctx, rows); err != nil {
 		return err
@@ -131,8 +131,8 @@ func insertRows(ctx context.Context, tx pgx.Tx, rows []Row) error {
 	return upsertObservations(ctx, tx, rows)
 }
 
-// CompareRows orders rows as the primary key does: datapoint, time.
-func CompareRows(a, b Row) int {
+// compareRows orders rows as the primary key does: datapoint, time.
+func compareRows(a, b Row) int {
 	if c := cmp.Compare(a.Datapoint, b.Datapoint); c != 0 {
 		return c
 	}
