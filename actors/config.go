@@ -26,6 +26,30 @@ const (
 	TypeAbsoluteHumidity = "absolute_humidity"
 )
 
+// aedifionTypeNames are the names aedifion's published API gives the
+// types where they differ from bdp's (decisions.md 10): accepted on
+// create and answered as vdp_type.
+var aedifionTypeNames = map[string]string{TypeAbsoluteHumidity: "absolute_air_humidity"}
+
+// CanonicalType is bdp's name of a type given by either name; an unknown
+// name comes back unchanged (ParseConfig refuses it).
+func CanonicalType(typ string) string {
+	for ours, theirs := range aedifionTypeNames {
+		if typ == theirs {
+			return ours
+		}
+	}
+	return typ
+}
+
+// AedifionType is the name aedifion's API gives a type (vdp_type).
+func AedifionType(typ string) string {
+	if theirs, ok := aedifionTypeNames[typ]; ok {
+		return theirs
+	}
+	return typ
+}
+
 // Config is a virtual datapoint's configuration (api.md 2.11) with the
 // defaults filled in; it is stored and answered in this form.
 type Config struct {
@@ -100,7 +124,7 @@ type rawRange struct {
 func ParseConfig(typ string, body []byte) (Config, error) {
 	rules, ok := types[typ]
 	if !ok {
-		return Config{}, fault.Invalidf("type must be formula, gradient or absolute_humidity, got %q", typ)
+		return Config{}, fault.Invalidf("type must be formula, gradient or absolute_humidity (also absolute_air_humidity), got %q", typ)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")

@@ -138,6 +138,9 @@ func (s *Server) updateProject(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
+	if err := s.checkProjectName(c, cl.ProjectID); err != nil {
+		return nil, err
+	}
 	p, err := s.store.DeleteProject(c.UserContext(), cl.ProjectID)
 	if err != nil {
 		return nil, err
@@ -146,4 +149,21 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 	s.ingest.ForgetProject(p.ID)
 	s.authz.invalidate()
 	return ok("delete", p), nil
+}
+
+// checkProjectName is aedifion's safeguard on deleting a project: a
+// project_name that is given must be the project's exact name. The
+// given name is not quoted back; the caller knows what they sent.
+func (s *Server) checkProjectName(c *fiber.Ctx, projectID int64) error {
+	if !c.Context().QueryArgs().Has("project_name") {
+		return nil
+	}
+	p, err := s.store.Project(c.UserContext(), projectID)
+	if err != nil {
+		return err
+	}
+	if c.Query("project_name") != p.Name {
+		return fault.Invalidf("project_name does not match the name of project %d; nothing was deleted", projectID)
+	}
+	return nil
 }

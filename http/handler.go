@@ -32,6 +32,9 @@ type route struct {
 	// (c.Context().RequestBodyStream()), and enforce their own limit;
 	// for all others wrap reads it whole, within Config.BodyLimit.
 	StreamBody bool
+	// FormToo routes take their body form-encoded as well as JSON
+	// (aedifion's clients send some bodies as forms).
+	FormToo bool
 }
 
 // param documents a query parameter.

@@ -74,6 +74,9 @@ func operation(r *route) map[string]any {
 		if _, isForm := r.Body.(tokenForm); isForm {
 			content = map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
 		}
+		if r.FormToo {
+			content["application/x-www-form-urlencoded"] = map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}
+		}
 		if f, isMultipart := r.Body.(multipartBody); isMultipart {
 			content = map[string]any{"multipart/form-data": map[string]any{"schema": f.multipartSchema()}}
 		}

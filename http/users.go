@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"net/mail"
 	"strings"
 	"unicode/utf8"
@@ -97,11 +98,38 @@ type updateUserRequest struct {
 	Email     *string `json:"email"`
 	Address   *string `json:"address"`
 	Phone     *string `json:"phone"`
+	// Fields a client may send that this route does not take: each is
+	// refused by name rather than dropped, so that a client never believes
+	// a change was made (decisions.md 10).
+	Password       json.RawMessage `json:"password" doc:"refused (400): change the password with PUT /v2/user/password"`
+	UnitsSystem    json.RawMessage `json:"units_system" doc:"aedifion's user setting, not supported: refused (400)"`
+	CurrencySystem json.RawMessage `json:"currency_system" doc:"aedifion's user setting, not supported: refused (400)"`
+	Locale         json.RawMessage `json:"locale" doc:"aedifion's user setting, not supported: refused (400)"`
+}
+
+// refuseUnsupported names the first field of the request this route
+// does not take.
+func (r updateUserRequest) refuseUnsupported() error {
+	if r.Password != nil {
+		return fault.Invalidf("field password: PUT /v2/user does not change the password; use PUT /v2/user/password with current_password and new_password")
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"units_system", r.UnitsSystem}, {"currency_system", r.CurrencySystem}, {"locale", r.Locale}} {
+		if f.raw != nil {
+			return fault.Invalidf("field %s is not supported by this server", f.name)
+		}
+	}
+	return nil
 }
 
 func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
 	var req updateUserRequest
 	if err := decode(c, &req); err != nil {
+		return nil, err
+	}
+	if err := req.refuseUnsupported(); err != nil {
 		return nil, err
 	}
 	var p store.UserPatch
@@ -140,7 +168,7 @@ type passwordRequest struct {
 
 func (s *Server) changePassword(c *fiber.Ctx, cl *call) (any, error) {
 	var req passwordRequest
-	if err := decode(c, &req); err != nil {
+	if err := decodePasswordRequest(c, &req); err != nil {
 		return nil, err
 	}
 	if err := validPassword("new_password", *req.NewPassword); err != nil {
@@ -162,6 +190,25 @@ func (s *Server) changePassword(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	s.userChanged(cl.Perms.UserID)
 	return ok("update", nil), nil
+}
+
+// decodePasswordRequest reads the body as JSON or, as aedifion's clients
+// send it, form-encoded; either way both fields are required.
+func decodePasswordRequest(c *fiber.Ctx, req *passwordRequest) error {
+	if !strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationForm) {
+		return decode(c, req)
+	}
+	form := c.Request().PostArgs()
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"current_password", &req.CurrentPassword}, {"new_password", &req.NewPassword}} {
+		if form.Has(f.name) {
+			v := string(form.Peek(f.name))
+			*f.dst = &v
+		}
+	}
+	return checkRequired(req)
 }
 
 func (s *Server) deleteUser(c *fiber.Ctx, cl *call) (any, error) {

@@ -26,7 +26,8 @@ type Engine interface {
 // vdpObject is a virtual datapoint as api.md 2.10 shows it.
 type vdpObject struct {
 	DataPointID string                      `json:"dataPointID"`
-	Type        string                      `json:"type"`
+	Type        string                      `json:"type" doc:"formula, gradient or absolute_humidity"`
+	VDPType     string                      `json:"vdp_type" doc:"the type by aedifion's name: formula, gradient or absolute_air_humidity"`
 	Description string                      `json:"description"`
 	Logs        []store.VDPLog              `json:"logs"`
 	Parameters  map[string]any              `json:"parameters"`
@@ -40,7 +41,7 @@ func toVDPObject(v store.VDP) (vdpObject, error) {
 	if err != nil {
 		return vdpObject{}, err
 	}
-	return vdpObject{DataPointID: v.DataPointID, Type: v.Type, Description: v.Description, Logs: nonNilSlice(v.Logs),
+	return vdpObject{DataPointID: v.DataPointID, Type: v.Type, VDPType: actors.AedifionType(v.Type), Description: v.Description, Logs: nonNilSlice(v.Logs),
 		Parameters: cfg.Parameters, Pins: cfg.Pins, Status: store.StatusText(v.StatusCode), StatusCode: v.StatusCode}, nil
 }
 
@@ -167,7 +168,7 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err := decode(c, &json.RawMessage{}); err != nil {
 		return nil, err
 	}
-	typ := c.Query("type")
+	typ := actors.CanonicalType(c.Query("type"))
 	cfg, err := actors.ParseConfig(typ, c.Body())
 	if err != nil {
 		return nil, err
