@@ -36,7 +36,8 @@ import (
 //   - value: a Go/JSON float (1, -2.5, 1e3); NaN and infinities fail.
 //     A decimal comma (1,5) is not a float and fails.
 //   - timestamp: 2024-01-31 (midnight UTC), a space or T between date and
-//     time, minutes with or without seconds, fractional seconds (. or ,),
+//     time, minutes with or without seconds, hours, minutes and seconds of
+//     one digit or two (2018-12-18 8:00:00), fractional seconds (. or ,),
 //     offsets Z, +01, +01:00, +0100 (optionally after one space), UTC;
 //     WITHOUT an offset the time is UTC. Also accepted: 2024/01/31 and
 //     31.01.2024 with optional time, RFC 1123 with a numeric offset, ISO

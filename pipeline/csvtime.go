@@ -77,8 +77,11 @@ var csvTimeLayouts = []string{
 	time.RFC1123Z, "20060102T150405Z0700", "20060102T150405",
 }
 
-// parseRFC3339ish parses YYYY-MM-DD[(T| )hh:mm[:ss[.frac]][ ][offset]]
-// without time.Parse: digits by hand, days by arithmetic.
+// parseRFC3339ish parses YYYY-MM-DD[(T| )h:m[:s[.frac]][ ][offset]]
+// without time.Parse: digits by hand, days by arithmetic. Hours, minutes
+// and seconds take one digit or two: people write 2018-12-18 8:00:00
+// (api.md's own sample) and T3:00:00+01 (aedifion's import guide), and
+// between colons a single digit cannot be misread.
 func parseRFC3339ish(b []byte) (time.Time, bool) {
 	if len(b) < 10 || b[4] != '-' || b[7] != '-' {
 		return time.Time{}, false
@@ -91,19 +94,23 @@ func parseRFC3339ish(b []byte) (time.Time, bool) {
 	}
 	var hh, mm, ss, nsec, off int
 	if rest := b[10:]; len(rest) > 0 {
-		if c := rest[0]; (c != 'T' && c != 't' && c != ' ') || len(rest) < 6 || rest[3] != ':' {
+		if c := rest[0]; c != 'T' && c != 't' && c != ' ' {
 			return time.Time{}, false
 		}
-		var okH, okM bool
-		hh, okH = digits(rest[1:3])
-		mm, okM = digits(rest[4:6])
-		rest = rest[6:]
-		if len(rest) >= 3 && rest[0] == ':' {
-			var okS bool
-			if ss, okS = digits(rest[1:3]); !okS {
+		var n int
+		if hh, n = clockField(rest[1:]); n == 0 || len(rest) <= 1+n || rest[1+n] != ':' {
+			return time.Time{}, false
+		}
+		rest = rest[2+n:]
+		if mm, n = clockField(rest); n == 0 {
+			return time.Time{}, false
+		}
+		rest = rest[n:]
+		if len(rest) > 0 && rest[0] == ':' {
+			if ss, n = clockField(rest[1:]); n == 0 {
 				return time.Time{}, false
 			}
-			rest = rest[3:]
+			rest = rest[1+n:]
 			if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') {
 				i, scale := 1, 100_000_000
 				for ; i < len(rest) && rest[i] >= '0' && rest[i] <= '9'; i++ {
@@ -116,7 +123,7 @@ func parseRFC3339ish(b []byte) (time.Time, bool) {
 				rest = rest[i:]
 			}
 		}
-		if !okH || !okM || hh > 23 || mm > 59 || ss > 59 {
+		if hh > 23 || mm > 59 || ss > 59 {
 			return time.Time{}, false
 		}
 		var ok bool
@@ -126,6 +133,16 @@ func parseRFC3339ish(b []byte) (time.Time, bool) {
 	}
 	sec := daysFromCivil(y, mo, d)*86400 + int64(hh*3600+mm*60+ss-off)
 	return time.Unix(sec, int64(nsec)).UTC(), true
+}
+
+// clockField reads the one or two digits of an hour, minute or second at
+// the start of b; n is how many (0: none).
+func clockField(b []byte) (v, n int) {
+	for n < 2 && n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		v = v*10 + int(b[n]-'0')
+		n++
+	}
+	return v, n
 }
 
 // parseOffset reads "", Z, UTC, +hh, +hh:mm, +hhmm (optionally after one
