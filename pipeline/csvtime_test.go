@@ -12,7 +12,9 @@ import (
 // line and aedifion's import guide write hours, and sometimes minutes and
 // seconds, with one digit.
 func TestCSVTimestampsWithOneDigitFields(t *testing.T) {
-	at := func(y int, mo time.Month, d, h, mi, s, ns int) time.Time { return time.Date(y, mo, d, h, mi, s, ns, time.UTC) }
+	at := func(y int, mo time.Month, d, h, mi, s, ns int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, ns, time.UTC)
+	}
 	for _, tc := range []struct {
 		in   string
 		want time.Time
