@@ -91,4 +91,7 @@
 // window allocates n + max(2, ⌈n/7⌉) slots once and never grows; time and cron
 // windows grow with the data and shrink again, capped at MaxObservations.
 // A calculation of five pins with count-10 windows takes about 3 KiB of heap.
+// EstimateBytes (estimate.go) bounds a pin's heap from its range, aggregate
+// and the shortest interval assumed between its source's observations; the
+// engine's window budget is built on it.
 package window
