@@ -18,7 +18,12 @@ import (
 // compiled through the engine's cache, shared with every other datapoint
 // of the same formula.
 func (e *Engine) Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
-	return buildDefinition(e.programs, projectID, dataPointID, typ, raw)
+	def, err := buildDefinition(e.programs, projectID, dataPointID, typ, raw)
+	if err != nil {
+		return def, err
+	}
+	def.WindowBytes, err = e.budget.definitionBytes(raw)
+	return def, err
 }
 
 func buildDefinition(programs *formula.Cache, projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {

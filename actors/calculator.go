@@ -66,6 +66,9 @@ type Definition struct {
 	// NewCalculator builds a fresh calculator: on start and after every
 	// restart, so a crash never leaves half-updated state behind.
 	NewCalculator func() (Calculator, error)
+	// WindowBytes is the estimated heap of its windows (WindowBytes),
+	// held against the engine's Budget while it runs.
+	WindowBytes int64
 }
 
 // Key names a virtual datapoint.

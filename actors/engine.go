@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/pipeline/formula"
@@ -38,6 +39,11 @@ type EngineConfig struct {
 	// CalcErrorInterval per virtual datapoint.
 	OnCalcError func(k Key, err error)
 	Now         func() time.Time // injected clock; time.Now by default
+	// Budget bounds the windows' memory (budget.go); the zero value
+	// limits nothing.
+	Budget Budget
+	// Registry, if set, gets the window budget's gauges.
+	Registry prometheus.Registerer
 }
 
 // The health rule of the issue: more than 5 restarts within a minute
@@ -66,6 +72,7 @@ type Engine struct {
 	// that use the same one: a compiled program is several times the size
 	// of the rest of a running datapoint.
 	programs *formula.Cache
+	budget   *windowBudget
 
 	// outputs carries what actors calculated to the one writer goroutine,
 	// which stores everything waiting in one pipeline write while the
@@ -98,13 +105,17 @@ func New(cfg EngineConfig) (*Engine, error) {
 	if cfg.OnCalcError == nil {
 		cfg.OnCalcError = func(Key, error) {}
 	}
+	budget, err := newWindowBudget(cfg.Budget, cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
 	// The library logs through our logger, quietened to warnings: its info
 	// lines (system started, dead letters on stop) are noise to operators.
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
-		programs: formula.NewCache(),
-		outputs:  make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
+		programs: formula.NewCache(), budget: budget,
+		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} })}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
@@ -129,6 +140,10 @@ func (e *Engine) Start(ctx context.Context, def Definition) error {
 	if _, ok := e.running[k]; ok {
 		e.mu.Unlock()
 		return fmt.Errorf("actors: %d/%s is already running", def.ProjectID, def.DataPointID)
+	}
+	if err := e.budget.reserve(def); err != nil {
+		e.mu.Unlock()
+		return err
 	}
 	e.running[k] = nil // reserved while it starts: a second Start of it fails
 	e.mu.Unlock()
@@ -264,6 +279,7 @@ func (e *Engine) forget(k Key) {
 			delete(e.actors, pid.Id)
 		}
 		delete(e.running, k)
+		e.budget.release(k)
 	}
 }
 

@@ -34,6 +34,10 @@ type config struct {
 	KafkaBrokers    []string // empty: no Kafka code runs
 	KafkaTopic      string
 	KafkaGroup      string
+	// The window budget of virtual datapoints (actors.Budget).
+	WindowBudgetDatapoint int
+	WindowBudgetNode      int
+	WindowSourceInterval  time.Duration
 }
 
 // configVars documents every variable with its default, for --help and
@@ -55,6 +59,9 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_KAFKA_BROKERS", "", "comma-separated Kafka bootstrap addresses; empty: no Kafka ingestion"},
 	{"BDP_KAFKA_TOPIC", "bdp.observations", "topic the field gateways produce observations to; its DLQ is <topic>.dlq"},
 	{"BDP_KAFKA_GROUP", "bdp", "Kafka consumer group of the platform's nodes"},
+	{"BDP_WINDOW_BUDGET_DATAPOINT", "24MiB", "most memory one virtual datapoint's windows may hold by the estimate; a larger configuration is refused (400)"},
+	{"BDP_WINDOW_BUDGET_NODE", "1GiB", "most memory the windows of all running virtual datapoints may hold together by the estimate; a start over it is refused (503)"},
+	{"BDP_WINDOW_SOURCE_INTERVAL", "1s", "shortest interval assumed between two observations of a source, which bounds the estimate of time and cron windows (1ms to 1h)"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -128,6 +135,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.ImportLimit, err = parseSize(get("BDP_IMPORT_LIMIT")); err != nil {
 		bad("BDP_IMPORT_LIMIT", err)
+	}
+	if c.WindowBudgetDatapoint, err = parseSize(get("BDP_WINDOW_BUDGET_DATAPOINT")); err != nil {
+		bad("BDP_WINDOW_BUDGET_DATAPOINT", err)
+	}
+	if c.WindowBudgetNode, err = parseSize(get("BDP_WINDOW_BUDGET_NODE")); err != nil {
+		bad("BDP_WINDOW_BUDGET_NODE", err)
+	} else if c.WindowBudgetDatapoint > c.WindowBudgetNode {
+		bad("BDP_WINDOW_BUDGET_NODE", errors.New("must be at least BDP_WINDOW_BUDGET_DATAPOINT"))
+	}
+	if d, err := time.ParseDuration(get("BDP_WINDOW_SOURCE_INTERVAL")); err != nil || d < time.Millisecond || d > time.Hour {
+		bad("BDP_WINDOW_SOURCE_INTERVAL", errors.New("must be a duration from 1ms to 1h, such as 1s or 100ms"))
+	} else {
+		c.WindowSourceInterval = d
 	}
 	switch lvl := strings.ToLower(get("BDP_LOG_LEVEL")); lvl {
 	case "debug", "info", "warn", "error":

@@ -26,6 +26,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.BodyLimit != 32<<20 || c.ImportLimit != 2<<30 || c.TokenTTL != time.Hour || c.CredentialTTL != time.Minute {
 		t.Fatalf("limits: %+v", c)
 	}
+	if c.WindowBudgetDatapoint != 24<<20 || c.WindowBudgetNode != 1<<30 || c.WindowSourceInterval != time.Second {
+		t.Fatalf("window budget: %+v", c)
+	}
 }
 
 func TestConfigValues(t *testing.T) {
@@ -46,20 +49,22 @@ func TestConfigValues(t *testing.T) {
 // Every bad value is reported, by variable name, in one error.
 func TestConfigReportsEveryBadValue(t *testing.T) {
 	bad := map[string]string{
-		"BDP_HTTP_ADDR":            "8080",
-		"BDP_MQTT_ADDR":            "127.0.0.1:99999",
-		"BDP_S3_ADDR":              ":9000",
-		"BDP_DATABASE_URL":         "mysql://x",
-		"BDP_OPERATOR_TOKEN":       "short",
-		"BDP_TOKEN_SECRET":         "too-short",
-		"BDP_TOKEN_TTL":            "5s",
-		"BDP_BODY_LIMIT":           "lots",
-		"BDP_IMPORT_LIMIT":         "5GiB",
-		"BDP_CREDENTIAL_CACHE_TTL": "-1s",
-		"BDP_SHUTDOWN_TIMEOUT":     "soon",
-		"BDP_LOG_LEVEL":            "loud",
-		"BDP_KAFKA_BROKERS":        "127.0.0.1:9092,nohost",
-		"BDP_KAFKA_TOPIC":          "bad topic!*",
+		"BDP_HTTP_ADDR":              "8080",
+		"BDP_MQTT_ADDR":              "127.0.0.1:99999",
+		"BDP_S3_ADDR":                ":9000",
+		"BDP_DATABASE_URL":           "mysql://x",
+		"BDP_OPERATOR_TOKEN":         "short",
+		"BDP_TOKEN_SECRET":           "too-short",
+		"BDP_TOKEN_TTL":              "5s",
+		"BDP_BODY_LIMIT":             "lots",
+		"BDP_IMPORT_LIMIT":           "5GiB",
+		"BDP_CREDENTIAL_CACHE_TTL":   "-1s",
+		"BDP_SHUTDOWN_TIMEOUT":       "soon",
+		"BDP_LOG_LEVEL":              "loud",
+		"BDP_WINDOW_BUDGET_NODE":     "1KiB", // under the per-datapoint default
+		"BDP_WINDOW_SOURCE_INTERVAL": "0s",
+		"BDP_KAFKA_BROKERS":          "127.0.0.1:9092,nohost",
+		"BDP_KAFKA_TOPIC":            "bad topic!*",
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

@@ -58,7 +58,8 @@ func runServe(ctx context.Context) error {
 		defer stopKafka() // deferred after stopIngest, so it runs before it
 	}
 	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st},
-		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log)})
+		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg,
+		Budget: actors.Budget{PerDatapoint: int64(cfg.WindowBudgetDatapoint), Node: int64(cfg.WindowBudgetNode), SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
 		return err
 	}
