@@ -108,6 +108,9 @@ func operation(r *route) map[string]any {
 	if r.Body != nil {
 		responses["413"] = errResp
 	}
+	for code, when := range r.Errors {
+		responses[itoa(int64(code))] = map[string]any{"description": "error envelope: " + when, "content": errResp["content"]}
+	}
 	op["responses"] = responses
 	return op
 }

@@ -103,11 +103,17 @@ func v2Routes(s *Server) []*route {
 			Query: []param{{Name: "dataPointID", Type: "string", Doc: "the output dataPointID", Required: true},
 				{Name: "type", Type: "string", Doc: "formula, gradient or absolute_humidity; absolute_air_humidity (aedifion's name) is the same type", Required: true},
 				{Name: "description", Type: "string"}},
-			Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP},
+			Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP,
+			Errors: map[int]string{400: "an invalid configuration, or one whose windows' estimated memory exceeds the per-datapoint window budget " +
+				"(BDP_WINDOW_BUDGET_DATAPOINT; the message names the estimate and the limit)"}},
 		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint/run", Tag: project,
 			Summary: "Start (run=true) or stop (run=false) a virtual datapoint",
 			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}, {Name: "run", Type: "boolean", Required: true}},
-			Resp:    vdpObject{}, Handle: s.runVDP},
+			Resp:    vdpObject{}, Handle: s.runVDP,
+			Errors: map[int]string{
+				400: "a start whose windows' estimated memory exceeds the per-datapoint window budget (BDP_WINDOW_BUDGET_DATAPOINT); the message names the estimate and the limit",
+				503: "a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
+					"the message names what the running ones hold, the limit and the estimate; nothing changed, it may fit once others stop"}},
 		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Summary: "A virtual datapoint with its logs",
 			Query: []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.getVDP},
 		{Method: "PUT", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "update",

@@ -49,6 +49,13 @@ var fastHash = auth.HashParams{Time: 1, Memory: 1024, Threads: 1}
 
 func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 	t.Helper()
+	return newTestEnvEngine(t, func(*actors.EngineConfig) {}, tweak...)
+}
+
+// newTestEnvEngine is newTestEnv with the engine's configuration changed
+// by tweakEngine (a window budget, say).
+func newTestEnvEngine(t *testing.T, tweakEngine func(*actors.EngineConfig), tweak ...func(*Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)
 	st, err := store.Open(ctx, url)
@@ -71,8 +78,10 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 		t.Fatal(err)
 	}
 	go batcher.Run()
-	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
-		OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log)})
+	engineCfg := actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
+		OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg}
+	tweakEngine(&engineCfg)
+	engine, err := actors.New(engineCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,9 @@ type Engine interface {
 	Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (actors.Definition, error)
 	Start(ctx context.Context, def actors.Definition) error
 	Stop(ctx context.Context, k actors.Key) error
+	// CheckBudget refuses a definition over the window budget: its own
+	// windows (400), and with toRun the node's (503).
+	CheckBudget(def actors.Definition, toRun bool) error
 }
 
 // vdpObject is a virtual datapoint as api.md 2.10 shows it.
@@ -185,6 +188,13 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
+		return nil, err
+	}
+	def, err := s.engine.Definition(cl.ProjectID, id, typ, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.engine.CheckBudget(def, false); err != nil {
 		return nil, err
 	}
 	who := cl.Principal.User.Email

@@ -40,6 +40,9 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 	ctx, who := c.UserContext(), cl.Principal.User.Email
 	var v store.VDP
 	if run {
+		if err := s.checkRunBudget(c, cl.ProjectID, id); err != nil {
+			return nil, err
+		}
 		v, err = s.store.ChangeVDPStatus(ctx, cl.ProjectID, id, store.StatusChange{Code: store.StatusStarting, Message: "started by " + who}, startableFrom...)
 		if err != nil {
 			return nil, err
@@ -60,6 +63,22 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	return toVDPObject(v)
+}
+
+// checkRunBudget refuses, before any status changes, a start over the
+// window budget: the engine's Start enforces it again under its lock, so
+// a start that loses a race for the node's last share ends Start failed
+// with the same reason.
+func (s *Server) checkRunBudget(c *fiber.Ctx, projectID int64, id string) error {
+	v, err := s.store.VDP(c.UserContext(), projectID, id)
+	if err != nil {
+		return err
+	}
+	def, err := s.engine.Definition(projectID, id, v.Type, v.Config)
+	if err != nil {
+		return err
+	}
+	return s.engine.CheckBudget(def, true)
 }
 
 // startVDP runs the actor of a virtual datapoint in Starting and records
