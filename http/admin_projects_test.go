@@ -218,7 +218,7 @@ func TestDeleteProjectRemovesEverything(t *testing.T) {
 	if ids := adIDs(t, adList(t, e.do("GET", "/v2/company", c.Admin, nil).want(t, 200).JSON, "projects")); len(ids) != 1 || ids[0] != keep {
 		t.Fatalf("company projects should be just %d: %v", keep, ids)
 	}
-	if ids := adIDs(t, adList(t, e.do("GET", "/v2/user/projects", c.Admin, nil).want(t, 200).JSON, "items")); len(ids) != 1 || ids[0] != keep {
+	if ids := adIDs(t, adList(t, e.do("GET", "/v2/user/projects", c.Admin, nil).want(t, 200).List, "")); len(ids) != 1 || ids[0] != keep {
 		t.Fatalf("user projects should be just %d: %v", keep, ids)
 	}
 	e.do("GET", "/v2/project/"+itoa(keep), c.Admin, nil).want(t, 200)
@@ -238,7 +238,7 @@ func TestUserProjects(t *testing.T) {
 
 	// A company role sees every project of the company.
 	r := e.do("GET", "/v2/user/projects", c.Admin, nil).want(t, 200)
-	items := adList(t, r.JSON, "items")
+	items := adList(t, r.List, "")
 	if ids := adIDs(t, items); len(ids) != 2 || !adHas(ids, p1) || !adHas(ids, p2) {
 		t.Fatalf("admin should see both projects: %s", r.Body)
 	}
@@ -249,19 +249,19 @@ func TestUserProjects(t *testing.T) {
 	}
 
 	// A user without roles sees none; with a role in p2, just p2.
-	if items := adList(t, e.do("GET", "/v2/user/projects", u, nil).want(t, 200).JSON, "items"); len(items) != 0 {
+	if items := adList(t, e.do("GET", "/v2/user/projects", u, nil).want(t, 200).List, ""); len(items) != 0 {
 		t.Fatalf("a user without roles should see no project: %v", items)
 	}
 	r = e.do("POST", "/v2/project/"+itoa(p2)+"/role", c.Admin, map[string]any{
 		"name": "reader", "authed_endpoints": []int32{e.endpointID("GET", "/v2/project/{project_id}")}}).want(t, 200)
 	e.do("POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", p2, num(t, r.JSON, "resource.id"), uid), c.Admin, nil).want(t, 200)
-	if ids := adIDs(t, adList(t, e.do("GET", "/v2/user/projects", u, nil).want(t, 200).JSON, "items")); len(ids) != 1 || ids[0] != p2 {
+	if ids := adIDs(t, adList(t, e.do("GET", "/v2/user/projects", u, nil).want(t, 200).List, "")); len(ids) != 1 || ids[0] != p2 {
 		t.Fatalf("the user should see just project %d: %v", p2, ids)
 	}
 
 	// Another company's admin sees none of them.
 	other := e.newCompany()
-	if items := adList(t, e.do("GET", "/v2/user/projects", other.Admin, nil).want(t, 200).JSON, "items"); len(items) != 0 {
+	if items := adList(t, e.do("GET", "/v2/user/projects", other.Admin, nil).want(t, 200).List, ""); len(items) != 0 {
 		t.Fatalf("another company sees projects: %v", items)
 	}
 }

@@ -70,8 +70,8 @@ func (s *Server) createProject(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type projectDetail struct {
-	store.Project
-	Datapoints []string `json:"datapoints" doc:"dataPointIDs of the project"`
+	projectWithContext
+	Datapoints []string `json:"datapoints" doc:"dataPointIDs of the project the caller may read"`
 }
 
 func (s *Server) getProject(c *fiber.Ctx, cl *call) (any, error) {
@@ -83,7 +83,11 @@ func (s *Server) getProject(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return projectDetail{Project: p, Datapoints: nonNilSlice(ids)}, nil
+	withContext, err := s.projectsWithContext(c.UserContext(), p.CompanyID, []store.Project{p})
+	if err != nil {
+		return nil, err
+	}
+	return projectDetail{projectWithContext: withContext[0], Datapoints: nonNilSlice(ids)}, nil
 }
 
 // readableDatapointIDs lists the dataPointIDs of the call's project that

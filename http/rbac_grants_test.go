@@ -32,7 +32,7 @@ func TestRBACProjectRoleScope(t *testing.T) {
 		rbDenied(t, e.do("GET", fmt.Sprintf("/v2/project/%d/roles", p1), as, nil), listRoles, "GET", "/v2/project/{project_id}/roles")
 		e.do("GET", "/v2/company", as, nil).wantError(t, 403)
 		ps := e.do("GET", "/v2/user/projects", as, nil).want(t, 200)
-		items, _ := ps.JSON["items"].([]any)
+		items := ps.List
 		if len(items) != 1 || num(t, items[0], "id") != p1 {
 			t.Fatalf("projects of the viewer: %s, want only %d", ps.Body, p1)
 		}
@@ -170,7 +170,7 @@ func TestRBACGrantsTakeEffectAtOnce(t *testing.T) {
 	expect(projectPath, 403)
 	for _, as := range both {
 		ps := e.do("GET", "/v2/user/projects", as, nil).want(t, 200)
-		if items, _ := ps.JSON["items"].([]any); len(items) != 0 {
+		if ps.List == nil || len(ps.List) != 0 {
 			t.Fatalf("deleted project still listed: %s", ps.Body)
 		}
 	}
@@ -207,7 +207,7 @@ func TestRBACCompanyRoleCoversAllProjects(t *testing.T) {
 		e.do("PUT", "/v2/project/"+itoa(po), as, map[string]any{"description": "no"}).wantError(t, 403)
 		ps := e.do("GET", "/v2/user/projects", as, nil).want(t, 200)
 		var got []int64
-		for _, it := range ps.JSON["items"].([]any) {
+		for _, it := range ps.List {
 			got = append(got, num(t, it, "id"))
 		}
 		slices.Sort(got)

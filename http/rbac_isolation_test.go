@@ -81,8 +81,7 @@ func TestRBACOtherCompanyProjects(t *testing.T) {
 	// A's project listing does not show B's project.
 	for _, as := range []cred{a.Admin, aToken} {
 		ps := e.do("GET", "/v2/user/projects", as, nil).want(t, 200)
-		items, _ := ps.JSON["items"].([]any)
-		if len(items) != 1 || num(t, items[0], "id") != pa {
+		if len(ps.List) != 1 || num(t, ps.List[0], "id") != pa {
 			t.Errorf("A's admin should see exactly project %d: %s", pa, ps.Body)
 		}
 	}
@@ -105,7 +104,7 @@ func TestRBACNoRoles(t *testing.T) {
 		}
 		e.do("PUT", "/v2/user", as, map[string]any{"firstName": "Nora", "phone": "+41 00"}).want(t, 200)
 		ps := e.do("GET", "/v2/user/projects", as, nil).want(t, 200)
-		if items, _ := ps.JSON["items"].([]any); len(items) != 0 {
+		if ps.List == nil || len(ps.List) != 0 {
 			t.Fatalf("a user without roles sees projects: %s", ps.Body)
 		}
 	}

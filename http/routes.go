@@ -16,7 +16,7 @@ func v2Routes(s *Server) []*route {
 	return []*route{
 		// Meta: no credentials.
 		{Method: "GET", Path: "/v2/meta/endpoints", Tag: meta, Summary: "List the endpoint catalog (ids for roles)",
-			Resp: []store.Endpoint{}, Handle: s.listEndpoints},
+			Resp: []endpointEntry{}, Handle: s.listEndpoints},
 		{Method: "GET", Path: "/v2/openapi.json", Tag: meta, Summary: "This OpenAPI document",
 			Resp: map[string]any{}, Handle: s.serveOpenAPI},
 		{Method: "POST", Path: "/v2/auth/token", Tag: meta, Summary: "Issue a bearer token (Basic credentials or OAuth2 password grant)",
@@ -25,8 +25,8 @@ func v2Routes(s *Server) []*route {
 			Body: tokenForm{}, Resp: tokenResponse{}, Handle: s.issueToken},
 
 		// The calling user.
-		{Method: "GET", Path: "/v2/user", Tag: user, Summary: "The calling user with their roles",
-			Resp: userResponse{}, Handle: s.getUser},
+		{Method: "GET", Path: "/v2/user", Tag: user, Summary: "The calling user with their roles and company",
+			Resp: userWithContext{}, Handle: s.getUser},
 		{Method: "PUT", Path: "/v2/user", Tag: user, Op: "update",
 			Summary: "Change the calling user's profile; a password field is refused (400): the password changes through PUT /v2/user/password",
 			Body:    updateUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.updateUser},
@@ -35,8 +35,8 @@ func v2Routes(s *Server) []*route {
 		{Method: "PUT", Path: "/v2/user/password", Tag: user, Op: "update",
 			Summary: "Change the calling user's password (JSON, or form-encoded as aedifion's clients send it); 400 when current_password is wrong",
 			Body:    passwordRequest{}, FormToo: true, Resp: envelopeOf[struct{}]{}, Handle: s.changePassword},
-		{Method: "GET", Path: "/v2/user/projects", Tag: user, Summary: "Projects the calling user may use",
-			Resp: itemsOf[store.Project]{}, Handle: s.userProjects},
+		{Method: "GET", Path: "/v2/user/projects", Tag: user, Summary: "Projects the calling user may use, each with its company and datapoint keys (aedifion's ProjectWithContext)",
+			Resp: []projectWithContext{}, Handle: s.userProjects},
 
 		// Company administration.
 		{Method: "GET", Path: "/v2/company", Tag: company, Summary: "The caller's company with its projects and users",
@@ -65,7 +65,7 @@ func v2Routes(s *Server) []*route {
 			Resp: envelopeOf[companyAssignment]{}, Handle: s.unassignCompanyRole},
 
 		// Projects.
-		{Method: "GET", Path: "/v2/project/{project_id}", Tag: project, Summary: "A project with the ids of its datapoints",
+		{Method: "GET", Path: "/v2/project/{project_id}", Tag: project, Summary: "A project with its company, its datapoint keys and the ids of its datapoints",
 			Resp: projectDetail{}, Handle: s.getProject},
 		{Method: "PUT", Path: "/v2/project/{project_id}", Tag: project, Op: "update", Summary: "Change name or description of a project",
 			Body: updateProjectRequest{}, Resp: envelopeOf[store.Project]{}, Handle: s.updateProject},
@@ -73,8 +73,8 @@ func v2Routes(s *Server) []*route {
 			Query: []param{{Name: "project_name", Type: "string", Doc: "when given, the project's exact name, as a safeguard: " +
 				"400 and nothing deleted when it differs (aedifion's clients always send it)"}},
 			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject},
-		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Tag keys of the project's datapoints (name first)",
-			Resp: []string{}, Handle: s.datapointKeys},
+		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Keys the project's datapoints are looked up by: name first, then the tag keys in use",
+			Resp: []store.DatapointKey{}, Handle: s.datapointKeys},
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
 			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
 			Query:   datapointParams, Body: setpointBounds{}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
@@ -152,15 +152,10 @@ type envelopeOf[T any] struct {
 	Resource  T      `json:"resource"`
 }
 
-// itemsOf documents a list answer.
-type itemsOf[T any] struct {
-	Items []T `json:"items"`
-}
-
 func (s *Server) listEndpoints(c *fiber.Ctx, _ *call) (any, error) {
-	out := make([]store.Endpoint, 0, len(s.routes))
+	out := make([]endpointEntry, 0, len(s.routes))
 	for _, r := range s.routes {
-		out = append(out, store.Endpoint{ID: r.ID, Method: r.Method, Path: r.Path, Tag: r.Tag})
+		out = append(out, endpointEntry{Endpoint: store.Endpoint{ID: r.ID, Method: r.Method, Path: r.Path, Tag: r.Tag}, Summary: r.Summary})
 	}
 	return out, nil
 }

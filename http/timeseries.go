@@ -132,11 +132,3 @@ func (s *Server) datapointAccess(ctx context.Context, cl *call, names []string) 
 	}
 	return out, nil
 }
-
-func (s *Server) datapointKeys(c *fiber.Ctx, cl *call) (any, error) {
-	keys, err := s.store.DatapointTagKeys(c.UserContext(), cl.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	return nonNilSlice(keys), nil
-}

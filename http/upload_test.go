@@ -35,7 +35,7 @@ func TestUploadStoresAndCreatesDatapoints(t *testing.T) {
 		t.Fatalf("the first observation must create the datapoint: %s", got.Body)
 	}
 	keys := e.do("GET", fmt.Sprintf("/v2/project/%d/datapointkeys", pid), c.Admin, nil).want(t, 200)
-	if len(keys.List) == 0 || keys.List[0] != "name" {
+	if len(keys.List) == 0 || adStr(t, keys.List[0], "name") != "name" {
 		t.Fatalf("datapointkeys: %s", keys.Body)
 	}
 }

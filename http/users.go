@@ -12,17 +12,15 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-type userResponse struct {
-	User         store.User          `json:"user"`
-	Roles        []store.ProjectRole `json:"roles"`
-	CompanyRoles []store.CompanyRole `json:"companyroles"`
-}
-
-// getUser answers from the principal the request was authenticated with:
-// it is loaded from PostgreSQL and dropped on every change.
-func (s *Server) getUser(_ *fiber.Ctx, cl *call) (any, error) {
+// getUser answers from the principal the request was authenticated with
+// (loaded from PostgreSQL and dropped on every change), and the company.
+func (s *Server) getUser(c *fiber.Ctx, cl *call) (any, error) {
 	p := cl.Principal
-	return userResponse{User: p.User, Roles: nonNilSlice(p.ProjectRoles), CompanyRoles: nonNilSlice(p.CompanyRoles)}, nil
+	co, err := s.store.Company(c.UserContext(), p.User.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	return userWithContext{User: p.User, Roles: nonNilSlice(p.ProjectRoles), CompanyRoles: nonNilSlice(p.CompanyRoles), Company: co}, nil
 }
 
 type createUserRequest struct {
@@ -238,7 +236,7 @@ func (s *Server) userProjects(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return itemsOf[store.Project]{Items: nonNilSlice(ps)}, nil
+	return s.projectsWithContext(c.UserContext(), cl.Perms.CompanyID, ps)
 }
 
 func nonNilSlice[T any](s []T) []T {

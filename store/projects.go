@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -137,18 +138,38 @@ func (s *Store) ProjectDatapoints(ctx context.Context, projectID int64, names []
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[DatapointWithTags])
 }
 
-// DatapointTagKeys lists the distinct tag keys of a project's datapoints;
-// "name" (the dataPointID, what TagAuths match by default) comes first.
-func (s *Store) DatapointTagKeys(ctx context.Context, projectID int64) ([]string, error) {
+// DatapointKey is a key datapoints can be looked up by (aedifion's
+// DataPointKey): "name", the dataPointID, which TagAuths match by
+// default, and every tag key in use in the project. A key has no row of
+// its own; its id is that of the oldest tag with the key in the project
+// (0 for name), stable while that tag lives.
+type DatapointKey struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	ProjectID   int64  `json:"project_id"`
+}
+
+// DatapointKeys lists the keys of each of the projects, "name" first,
+// then the tag keys in alphabetical order; one query for all of them.
+func (s *Store) DatapointKeys(ctx context.Context, projectIDs []int64) (map[int64][]DatapointKey, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT key FROM (
-			SELECT 'name' AS key, 0 AS rank
-			UNION
-			SELECT DISTINCT t.key, 1 FROM datapoint_tags t JOIN datapoints d ON d.id = t.datapoint_id
-			WHERE d.project_id = $1 AND t.key <> 'name'
-		) k ORDER BY rank, key`, projectID)
+		SELECT id, key, CASE WHEN rank = 0 THEN 'the dataPointID' ELSE 'tag key ' || key END, project_id FROM (
+			SELECT 0::bigint AS id, 'name' AS key, 0 AS rank, p AS project_id FROM unnest($1::bigint[]) p
+			UNION ALL
+			SELECT min(t.id), t.key, 1, d.project_id FROM datapoint_tags t JOIN datapoints d ON d.id = t.datapoint_id
+			WHERE d.project_id = ANY($1) AND t.key <> 'name' GROUP BY d.project_id, t.key
+		) k ORDER BY project_id, rank, key`, projectIDs)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	keys, err := pgx.CollectRows(rows, pgx.RowToStructByPos[DatapointKey])
+	if err != nil {
+		return nil, fmt.Errorf("datapoint keys: %w", err)
+	}
+	out := make(map[int64][]DatapointKey, len(projectIDs))
+	for _, k := range keys {
+		out[k.ProjectID] = append(out[k.ProjectID], k)
+	}
+	return out, nil
 }
