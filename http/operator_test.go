@@ -210,6 +210,13 @@ func TestOperatorQuotas(t *testing.T) {
 			if num(t, res, "files") != 10 || num(t, res, "space_bytes") != 4096 || num(t, res, "file_size_bytes") != 512 {
 				t.Fatalf("partial update lost limits: %v", res)
 			}
+			// Limits are 64-bit: above 2^31-1 is stored as given, not a 500.
+			big := map[string]any{"files": int64(1) << 40, "space_bytes": int64(1) << 50, "file_size_bytes": int64(1) << 45}
+			res = e.do("PUT", path, opTok, big).want(t, 200).resource(t)
+			if num(t, res, "files") != 1<<40 || num(t, res, "space_bytes") != 1<<50 || num(t, res, "file_size_bytes") != 1<<45 {
+				t.Fatalf("64-bit limits: %v", res)
+			}
+			e.do("PUT", path, opTok, map[string]any{"files": 10, "space_bytes": 4096, "file_size_bytes": 512}).want(t, 200)
 			// Zero is a valid limit; negative and mistyped values are not.
 			e.do("PUT", path, opTok, map[string]any{"files": 0}).want(t, 200)
 			for _, body := range []any{

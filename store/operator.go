@@ -61,12 +61,14 @@ func (s *Store) UpdateProjectQuota(ctx context.Context, projectID int64, p Quota
 }
 
 // updateQuota is shared by both quota tables; table and column are
-// constants of this file, never client input.
+// constants of this file, never client input. The parameters are cast to
+// bigint: typed by the integer literals beside them they would be int4,
+// and a quota above 2^31-1 would fail to encode (a 500).
 func (s *Store) updateQuota(ctx context.Context, table, column string, id int64, p QuotaPatch) (Quota, error) {
 	var q Quota
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO `+table+` AS q (`+column+`, files, space_bytes, file_size_bytes)
-		VALUES ($1, COALESCE($2, 1000), COALESCE($3, 1073741824), COALESCE($4, 104857600))
+		VALUES ($1, COALESCE($2::bigint, 1000), COALESCE($3::bigint, 1073741824), COALESCE($4::bigint, 104857600))
 		ON CONFLICT (`+column+`) DO UPDATE SET
 			files           = COALESCE($2, q.files),
 			space_bytes     = COALESCE($3, q.space_bytes),
