@@ -27,9 +27,9 @@ type route struct {
 	Body    any     // request body type (a zero value), nil for none
 	Resp    any     // success body type (a zero value)
 	Status  int     // success status; 200 when 0
-	// Errors describes error statuses beyond the common ones (400, 401,
-	// 403, 404, and 409 for changes, 413 with a body), or when a common
-	// one needs saying, for the OpenAPI document.
+	// Errors describes error statuses beyond those every route of its
+	// kind answers (openapi.go, errorStatuses), or when a common one
+	// needs saying, for the OpenAPI document.
 	Errors map[int]string
 	Handle handlerFunc
 	// StreamBody routes read the request body themselves, as a stream

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,33 +87,82 @@ func operation(r *route) map[string]any {
 	if status == 0 {
 		status = 200
 	}
-	errResp := map[string]any{"description": "error envelope",
-		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
 	responses := map[string]any{
 		itoa(int64(status)): map[string]any{"description": "success",
 			"content": map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Resp))}}},
-		"400": errResp, "404": errResp,
+	}
+	for _, code := range errorStatuses(r) {
+		when, ok := r.Errors[code]
+		if !ok {
+			when = errorDescription(code)
+		}
+		responses[itoa(int64(code))] = map[string]any{"description": "error envelope: " + when,
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
 	}
 	switch r.Tag {
 	case store.TagMeta:
 	case "operator":
 		op["security"] = []map[string]any{{"operator": []string{}}}
-		responses["401"], responses["403"] = errResp, errResp
 	default:
 		op["security"] = []map[string]any{{"basic": []string{}}, {"bearer": []string{}}}
-		responses["401"], responses["403"] = errResp, errResp
-	}
-	if r.Op != "" && r.Tag != store.TagMeta {
-		responses["409"] = errResp
-	}
-	if r.Body != nil {
-		responses["413"] = errResp
-	}
-	for code, when := range r.Errors {
-		responses[itoa(int64(code))] = map[string]any{"description": "error envelope: " + when, "content": errResp["content"]}
 	}
 	op["responses"] = responses
 	return op
+}
+
+// errorDescription says when an error status is answered.
+func errorDescription(code int) string {
+	switch code {
+	case 400:
+		return "bad input: a parameter, the body or a value in it"
+	case 401:
+		return "no or wrong credentials (with WWW-Authenticate)"
+	case 403:
+		return "the credentials do not grant this endpoint, project or datapoint"
+	case 404:
+		return "no such resource"
+	case 409:
+		return "conflicts with the current state: a duplicate, or a status that does not allow it"
+	case 413:
+		return "the body is larger than the limit"
+	case 422:
+		return "the values cannot be converted as asked"
+	case 429:
+		return "too many failed logins; retry after Retry-After seconds"
+	case 503:
+		return "the database is unavailable; retry later"
+	}
+	return "error"
+}
+
+// errorStatuses lists the error statuses a route can answer: those of
+// every route of its kind plus the route's own Errors.
+func errorStatuses(r *route) []int {
+	codes := []int{400, 404}
+	if r.Tag != store.TagMeta {
+		codes = append(codes, 401, 403)
+	}
+	_, isLogin := r.Body.(tokenForm)
+	if isLogin {
+		codes = append(codes, 401)
+	}
+	if (r.Tag != store.TagMeta && r.Tag != "operator") || isLogin {
+		codes = append(codes, 429) // Basic, bearer and token logins are throttled
+	}
+	if r.Op != "" && r.Tag != store.TagMeta {
+		codes = append(codes, 409)
+	}
+	if r.Body != nil {
+		codes = append(codes, 413)
+	}
+	if r.Path != "/v2/meta/endpoints" && r.Path != "/v2/openapi.json" { // these two answer from memory
+		codes = append(codes, 503)
+	}
+	for code := range r.Errors {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes)
 }
 
 func operationID(r *route) string {

@@ -3,6 +3,7 @@ package http
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,30 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 			if _, ok := responses["400"]; !ok {
 				t.Errorf("%s %s: no error response documented", rt.Method, rt.Path)
 			}
+		}
+	}
+	// Every status a route answers is documented: those of its kind and
+	// its own (schemathesis, make test-api, checks the same on live answers).
+	for _, tc := range []struct {
+		path, method string
+		statuses     []string
+	}{
+		{"/v2/meta/endpoints", "get", []string{"200", "400", "404"}},
+		{"/v2/auth/token", "post", []string{"200", "400", "401", "404", "413", "429", "503"}},
+		{"/v2/user", "get", []string{"200", "400", "401", "403", "404", "429", "503"}},
+		{"/v2/project/{project_id}/virtual_datapoint/run", "post", []string{"200", "400", "401", "403", "404", "409", "429", "503"}},
+		{"/v2/datapoint/timeseries", "get", []string{"200", "400", "401", "403", "404", "422", "429", "503"}},
+		{"/v2/company/role", "post", []string{"200", "400", "401", "403", "404", "409", "413", "429", "503"}},
+		{"/operator/companies", "post", []string{"201", "400", "401", "403", "404", "409", "413", "503"}},
+	} {
+		responses, _ := doc.Paths[tc.path][tc.method]["responses"].(map[string]any)
+		var got []string
+		for code := range responses {
+			got = append(got, code)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.statuses) {
+			t.Errorf("%s %s: documented statuses %v, want %v", tc.method, tc.path, got, tc.statuses)
 		}
 	}
 	// Request schemas carry the required fields the server enforces.

@@ -91,7 +91,8 @@ func v2Routes(s *Server) []*route {
 			Summary: "Import observations from a CSV file (form field import_file), streamed; on_error abort stores nothing when a line fails",
 			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
 		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project, Summary: "Read observations of a datapoint: window, limit, down-sampling, unit and currency conversion",
-			Query: timeseriesParams, Resp: timeseriesAnswer{}, Handle: s.readTimeseries},
+			Query: timeseriesParams, Resp: timeseriesAnswer{}, Handle: s.readTimeseries,
+			Errors: map[int]string{422: "a unit or currency conversion that cannot be done (no units tag, incompatible target)"}},
 		{Method: "GET", Path: "/v2/labels/systems", Tag: general, Summary: "Units systems and currency systems for units_system and currency_system",
 			Resp: units.SystemsList{}, Handle: s.labelSystems},
 		{Method: "GET", Path: "/v2/labels/definitions", Tag: general, Summary: "Label tree: the leaves below units are the usable unit names",
@@ -111,6 +112,7 @@ func v2Routes(s *Server) []*route {
 			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}, {Name: "run", Type: "boolean", Required: true}},
 			Resp:    vdpObject{}, Handle: s.runVDP,
 			Errors: map[int]string{
+				409: "the virtual datapoint's status does not allow the move (a start while Running, a stop while Ready to start)",
 				400: "a start whose windows' estimated memory exceeds the per-datapoint window budget (BDP_WINDOW_BUDGET_DATAPOINT); the message names the estimate and the limit",
 				503: "a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
 					"the message names what the running ones hold, the limit and the estimate; nothing changed, it may fit once others stop"}},
