@@ -3,7 +3,10 @@
 #   make run    install what is missing, build, and serve on http://127.0.0.1:8080
 #   make build  build bin/bdp (and bin/bdp-bench)
 #   make test   run every test (installs chromium for the browser tests;
-#               starts a Kafka test broker, scripts/kafka.sh)
+#               starts a Kafka test broker, scripts/kafka.sh), then
+#               test-python and test-api
+#   make test-python  the Python client tests (pytest, tests/python) against bin/bdp
+#   make test-api     schemathesis against bdp's own OpenAPI document
 #   make lint   gofmt, go vet, staticcheck
 #   make bench-http  load GET /v2/user with wrk (issue figure: >= 15,000 req/s)
 #   make bench-go    Go benchmarks of the hot paths
@@ -26,8 +29,12 @@ export DEBIAN_FRONTEND := noninteractive
 
 GO ?= go
 UI_DIST := http/ui/dist
+# The Python test tools (pytest, requests, schemathesis), pinned in
+# tests/python/requirements.txt, live in this virtualenv.
+VENV := .venv
+VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp
 
 all: build
 
@@ -56,6 +63,25 @@ run: deps build
 # (BDP_TEST_KAFKA_BROKERS), stopped afterwards, also when they fail.
 test: deps-test ui
 	bash scripts/kafka.sh run $(GO) test ./... -count=1 -p 2 -timeout 20m
+	$(MAKE) --no-print-directory test-python test-api
+
+# The virtualenv, made again when the pinned requirements change.
+$(VENV)/.installed: tests/python/requirements.txt
+	rm -rf $(VENV)
+	python3 -m venv $(VENV)
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+	touch $@
+
+# Python clients written the way aedifion's published examples call the
+# API, against a real `bdp serve` (tests/python/test_aedifion_clients.py).
+test-python: deps-test build $(VENV)/.installed
+	BDP_BIN=bin/bdp $(VENV_PY) -m pytest tests/python -q -p no:cacheprovider
+
+# schemathesis on every operation of GET /v2/openapi.json: no 5xx, only
+# documented statuses, bodies that match their schemas
+# (tests/python/run_schemathesis.py).
+test-api: deps-test build $(VENV)/.installed
+	BDP_BIN=bin/bdp $(VENV_PY) tests/python/run_schemathesis.py
 
 lint:
 	@echo "gofmt -l ."
@@ -108,3 +134,4 @@ clean:
 	rm -rf bin
 	find $(UI_DIST) -mindepth 1 ! -name README.md -exec rm -rf {} +
 	rm -f coverage.out coverage.html *.coverprofile
+	rm -rf $(VENV)

@@ -6,9 +6,9 @@
 # Usage: scripts/install-deps.sh [--run] [--test] [--npm]
 #   --run   what `bdp serve` needs: PostgreSQL's server binaries (initdb,
 #           postgres), from which bdp starts its embedded database
-#   --test  what `go test ./...` needs: the above, plus chromium and
+#   --test  what `make test` needs: the above, plus chromium and
 #           chromium-driver for the browser tests, java and maven for the
-#           Kafka test broker
+#           Kafka test broker, python3 with venv for the Python tests
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
 #   --bench what the benchmark scripts need: the above for --run, plus wrk
 #           and curl
@@ -58,6 +58,13 @@ if [ "$want_test" = 1 ]; then
 	# The Kafka test broker (scripts/kafka.sh): Java 17+ and Maven.
 	command -v java >/dev/null 2>&1 || pkgs+=(default-jre-headless)
 	command -v mvn >/dev/null 2>&1 || pkgs+=(maven)
+	# The Python tests (make test-python, test-api) run in a virtualenv;
+	# Debian's python3 makes one only with python3-venv (ensurepip).
+	if ! command -v python3 >/dev/null 2>&1; then
+		pkgs+=(python3 python3-venv)
+	elif ! python3 -c 'import ensurepip' >/dev/null 2>&1; then
+		pkgs+=(python3-venv)
+	fi
 fi
 if [ "$want_bench" = 1 ]; then
 	command -v wrk >/dev/null 2>&1 || pkgs+=(wrk)
