@@ -63,6 +63,7 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 	}{
 		{"/v2/meta/endpoints", "get", []string{"200", "400", "404"}},
 		{"/v2/auth/token", "post", []string{"200", "400", "401", "404", "413", "429", "503"}},
+		{"/v2/user/token", "post", []string{"200", "400", "401", "404", "413", "429", "503"}},
 		{"/v2/user", "get", []string{"200", "400", "401", "403", "404", "429", "503"}},
 		{"/v2/project/{project_id}/virtual_datapoint/run", "post", []string{"200", "400", "401", "403", "404", "409", "429", "503"}},
 		{"/v2/datapoint/timeseries", "get", []string{"200", "400", "401", "403", "404", "422", "429", "503"}},

@@ -112,7 +112,7 @@ func v2Routes(s *Server) []*route {
 			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}, {Name: "run", Type: "boolean", Required: true}},
 			Resp:    vdpObject{}, Handle: s.runVDP,
 			Errors: map[int]string{
-				409: "the virtual datapoint's status does not allow the move (a start while Running, a stop while Ready to start)",
+				409: "the virtual datapoint's current status does not allow the move to the one asked for",
 				400: "a start whose windows' estimated memory exceeds the per-datapoint window budget (BDP_WINDOW_BUDGET_DATAPOINT); the message names the estimate and the limit",
 				503: "a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
 					"the message names what the running ones hold, the limit and the estimate; nothing changed, it may fit once others stop"}},
