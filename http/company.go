@@ -1,6 +1,9 @@
 package http
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/openbdp/bdp/fault"
@@ -142,6 +145,9 @@ func (s *Server) updateProject(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
+	if err := s.requireWriteEveryDatapoint(c, cl); err != nil {
+		return nil, err
+	}
 	if err := s.checkProjectName(c, cl.ProjectID); err != nil {
 		return nil, err
 	}
@@ -153,6 +159,43 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 	s.ingest.ForgetProject(p.ID)
 	s.authz.invalidate()
 	return ok("delete", p), nil
+}
+
+// requireWriteEveryDatapoint refuses to delete a project unless the
+// caller may write every datapoint in it (TagAuths, rbac.DatapointAccess),
+// the outputs of its virtual datapoints included, stored yet or not:
+// deleting the project deletes them all, and a role that may only read
+// some of them must not be able to delete them this way.
+func (s *Server) requireWriteEveryDatapoint(c *fiber.Ctx, cl *call) error {
+	if cl.Perms.HasCompanyRole() {
+		return nil
+	}
+	ctx := c.UserContext()
+	stored, err := s.store.ProjectDatapoints(ctx, cl.ProjectID, nil)
+	if err != nil {
+		return err
+	}
+	dps := make([]rbac.Datapoint, 0, len(stored))
+	isStored := make(map[string]bool, len(stored))
+	for _, d := range stored {
+		dps = append(dps, rbac.Datapoint{ID: d.ID, Tags: d.Tags})
+		isStored[d.ID] = true
+	}
+	outputs, err := s.store.ProjectVDPConfigs(ctx, cl.ProjectID)
+	if err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(outputs)) {
+		if !isStored[id] {
+			dps = append(dps, rbac.Datapoint{ID: id}) // no observation yet: no tags, judged by its name
+		}
+	}
+	for _, dp := range dps {
+		if !cl.Perms.DatapointAccess(cl.ProjectID, dp).Write {
+			return fault.Forbiddenf("no write access to datapoint %q, which deleting the project would delete; nothing was deleted", dp.ID)
+		}
+	}
+	return nil
 }
 
 // checkProjectName is aedifion's safeguard on deleting a project: a

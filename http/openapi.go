@@ -178,7 +178,8 @@ func operationID(r *route) string {
 }
 
 // schemaOf derives a JSON schema from a Go type through its json tags; a
-// `required:"true"` tag marks required fields and `doc` describes one.
+// `required:"true"` tag marks required fields, `nullable:"true"` one that
+// may be null, and `doc` describes one.
 func schemaOf(t reflect.Type) map[string]any {
 	if t == nil {
 		return map[string]any{}
@@ -235,6 +236,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		fs := schemaOf(f.Type)
 		if d := f.Tag.Get("doc"); d != "" {
 			fs["description"] = d
+		}
+		if f.Tag.Get("nullable") == "true" {
+			fs["type"] = []any{fs["type"], "null"}
 		}
 		props[name] = fs
 		if f.Tag.Get("required") == "true" {

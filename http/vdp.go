@@ -28,15 +28,15 @@ type Engine interface {
 
 // vdpObject is a virtual datapoint as api.md 2.10 shows it.
 type vdpObject struct {
-	DataPointID string                      `json:"dataPointID"`
-	Type        string                      `json:"type" doc:"formula, gradient or absolute_humidity"`
-	VDPType     string                      `json:"vdp_type" doc:"the type by aedifion's name: formula, gradient or absolute_air_humidity"`
-	Description string                      `json:"description"`
-	Logs        []store.VDPLog              `json:"logs"`
-	Parameters  map[string]any              `json:"parameters"`
-	Pins        map[string]actors.PinConfig `json:"pins"`
-	Status      string                      `json:"status"`
-	StatusCode  int                         `json:"status_code"`
+	DataPointID string            `json:"dataPointID"`
+	Type        string            `json:"type" doc:"formula, gradient or absolute_humidity"`
+	VDPType     string            `json:"vdp_type" doc:"the type by aedifion's name: formula, gradient or absolute_air_humidity"`
+	Description string            `json:"description"`
+	Logs        []store.VDPLog    `json:"logs"`
+	Parameters  map[string]any    `json:"parameters"`
+	Pins        map[string]vdpPin `json:"pins"`
+	Status      string            `json:"status"`
+	StatusCode  int               `json:"status_code"`
 }
 
 func toVDPObject(v store.VDP) (vdpObject, error) {
@@ -45,7 +45,53 @@ func toVDPObject(v store.VDP) (vdpObject, error) {
 		return vdpObject{}, err
 	}
 	return vdpObject{DataPointID: v.DataPointID, Type: v.Type, VDPType: actors.AedifionType(v.Type), Description: v.Description, Logs: nonNilSlice(v.Logs),
-		Parameters: cfg.Parameters, Pins: cfg.Pins, Status: store.StatusText(v.StatusCode), StatusCode: v.StatusCode}, nil
+		Parameters: cfg.Parameters, Pins: answerPins(cfg), Status: store.StatusText(v.StatusCode), StatusCode: v.StatusCode}, nil
+}
+
+// vdpPin is a pin as answered: its source shows only to a caller who may
+// read it (TagAuths); otherwise dataPointID is null and masked true, so a
+// caller learns that the pin exists and how it aggregates, not what it
+// reads.
+type vdpPin struct {
+	DataPointID *string          `json:"dataPointID" nullable:"true" doc:"the source dataPointID; null when masked"`
+	Masked      bool             `json:"masked,omitempty" doc:"true when the caller may not read the source (TagAuths): dataPointID is then null"`
+	DataRange   actors.DataRange `json:"data_range"`
+	Aggregate   string           `json:"aggregate"`
+	Trigger     string           `json:"trigger"`
+}
+
+// answerPins is every pin of a configuration, nothing masked yet.
+func answerPins(cfg actors.Config) map[string]vdpPin {
+	pins := make(map[string]vdpPin, len(cfg.Pins))
+	for name, p := range cfg.Pins {
+		pins[name] = vdpPin{DataPointID: &p.DataPointID, DataRange: p.DataRange, Aggregate: p.Aggregate, Trigger: p.Trigger}
+	}
+	return pins
+}
+
+// vdpAnswer is a virtual datapoint as the caller may see it: every pin
+// whose source the caller may not read is masked (the rule of
+// rbac.DatapointAccess, one lookup for all pins).
+func (s *Server) vdpAnswer(c *fiber.Ctx, cl *call, v store.VDP) (vdpObject, error) {
+	obj, err := toVDPObject(v)
+	if err != nil || cl.Perms.HasCompanyRole() {
+		return obj, err
+	}
+	var sources []string
+	for _, p := range obj.Pins {
+		sources = append(sources, *p.DataPointID)
+	}
+	access, err := s.datapointAccess(c.UserContext(), cl, sources)
+	if err != nil {
+		return vdpObject{}, err
+	}
+	for name, p := range obj.Pins {
+		if !access[*p.DataPointID].Read {
+			p.DataPointID, p.Masked = nil, true
+			obj.Pins[name] = p
+		}
+	}
+	return obj, nil
 }
 
 // storedConfig reads the configuration a virtual datapoint was stored
@@ -204,7 +250,7 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := toVDPObject(v)
+	obj, err := s.vdpAnswer(c, cl, v)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +305,7 @@ func (s *Server) getVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toVDPObject(v)
+	return s.vdpAnswer(c, cl, v)
 }
 
 type vdpUpdate struct {
@@ -291,7 +337,7 @@ func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 	}
-	return toVDPObject(v)
+	return s.vdpAnswer(c, cl, v)
 }
 
 func (s *Server) deleteVDP(c *fiber.Ctx, cl *call) (any, error) {
@@ -306,7 +352,7 @@ func (s *Server) deleteVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toVDPObject(v)
+	return s.vdpAnswer(c, cl, v)
 }
 
 type vdpList struct {

@@ -62,7 +62,7 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toVDPObject(v)
+	return s.vdpAnswer(c, cl, v)
 }
 
 // checkRunBudget refuses, before any status changes, a start over the
