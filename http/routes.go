@@ -72,7 +72,9 @@ func v2Routes(s *Server) []*route {
 		{Method: "DELETE", Path: "/v2/project/{project_id}", Tag: project, Op: "delete", Summary: "Delete a project with everything in it",
 			Query: []param{{Name: "project_name", Type: "string", Doc: "when given, the project's exact name, as a safeguard: " +
 				"400 and nothing deleted when it differs (aedifion's clients always send it)"}},
-			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject},
+			Resp: envelopeOf[store.Project]{}, Handle: s.deleteProject,
+			Errors: map[int]string{403: "no grant of this endpoint, or no write access by TagAuth to some datapoint of the project (the outputs of its virtual datapoints included), " +
+				"which deleting it would delete; the message names one; nothing is deleted"}},
 		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Keys the project's datapoints are looked up by: name first, then the tag keys in use",
 			Resp: []store.DatapointKey{}, Handle: s.datapointKeys},
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
@@ -116,7 +118,9 @@ func v2Routes(s *Server) []*route {
 				400: "a start whose windows' estimated memory exceeds the per-datapoint window budget (BDP_WINDOW_BUDGET_DATAPOINT); the message names the estimate and the limit",
 				503: "a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
 					"the message names what the running ones hold, the limit and the estimate; nothing changed, it may fit once others stop"}},
-		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Summary: "A virtual datapoint with its logs",
+		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project,
+			Summary: "A virtual datapoint with its logs (403 without read access to its output by TagAuth; a pin whose source the caller may not read " +
+				"answers dataPointID null and masked true, as in every answer with pins)",
 			Query: []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.getVDP},
 		{Method: "PUT", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "update",
 			Summary: "Change the description of a virtual datapoint (the status stays)",
