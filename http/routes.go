@@ -116,7 +116,7 @@ func v2Routes(s *Server) []*route {
 			Errors: map[int]string{
 				409: "the virtual datapoint's current status does not allow the move to the one asked for",
 				400: "a start whose windows' estimated memory exceeds the per-datapoint window budget (BDP_WINDOW_BUDGET_DATAPOINT); the message names the estimate and the limit",
-				503: "a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
+				503: "the database is unavailable (retry later), or a start that would take the windows of this node's running virtual datapoints over the node's window budget (BDP_WINDOW_BUDGET_NODE); " +
 					"the message names what the running ones hold, the limit and the estimate; nothing changed, it may fit once others stop"}},
 		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project,
 			Summary: "A virtual datapoint with its logs (403 without read access to its output by TagAuth; a pin whose source the caller may not read " +
