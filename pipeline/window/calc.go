@@ -67,6 +67,15 @@ func (c *Calc) Observe(pin string, o Observation) (Firing, bool) {
 	return Firing{Time: o.Time.UTC()}, true
 }
 
+// Fill refills one pin's window with stored history (Pin.Fill): the pins
+// end as Observe of each observation would leave them, but no calculation
+// runs. An unknown pin name is ignored.
+func (c *Calc) Fill(pin string, obs []Observation) {
+	if p := c.Pin(pin); p != nil {
+		p.Fill(obs)
+	}
+}
+
 // Tick fires the timed pins due at boundary b (Trigger.Due: every_minute
 // pins at each whole minute, every_hour pins at each whole hour). It
 // returns a Firing at b when at least one of them emitted and every pin has

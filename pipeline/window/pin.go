@@ -53,6 +53,37 @@ func (p *Pin) Observe(o Observation) (fired bool) {
 	if !p.w.Add(o) || p.trig != EveryValue {
 		return false
 	}
+	return p.emitCurrent()
+}
+
+// Fill adds observations of the pin's source, leaving the pin as calling
+// Observe on each in turn would (same window, same emitted value), but
+// evaluates the aggregate only where that value is decided: after the last
+// kept observation, and before a cron window clears for a new period. A
+// window refill of n observations then costs O(n) plus one evaluation,
+// where n calls of Observe cost O(n) each for the aggregates that read the
+// whole window (median, mean, integral): 14 s for a count-100,000 median.
+// Fill reports no firing; a caller that needs each calculation calls
+// Observe.
+func (p *Pin) Fill(obs []Observation) {
+	pending := false // a kept observation whose every_value emission is not evaluated yet
+	for _, o := range obs {
+		if pending && p.w.clearsAt(o.Time) {
+			p.emitCurrent()
+			pending = false
+		}
+		if p.w.Add(o) && p.trig == EveryValue {
+			pending = true
+		}
+	}
+	if pending {
+		p.emitCurrent()
+	}
+}
+
+// emitCurrent emits the aggregate over the window's current contents at its
+// newest observation, as Observe does for an every_value pin.
+func (p *Pin) emitCurrent() bool {
 	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, p.medianScratch()))
 }
 

@@ -170,6 +170,13 @@ func (w *win) addCron(o Observation) bool {
 	return true
 }
 
+// clearsAt reports whether adding an observation at t empties the window
+// first: in a cron window, t at or after the next start point. Only then
+// does an observation that is not kept change the window.
+func (w *win) clearsAt(t time.Time) bool {
+	return w.kind == kindCron && w.cron.set && !t.UTC().Before(w.cron.cur.next)
+}
+
 // limit enforces MaxObservations on time and cron windows: the oldest go,
 // which keeps a burst from taking unbounded memory.
 func (w *win) limit() {
