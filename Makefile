@@ -13,6 +13,7 @@
 #   make bench-export  GET /v2/datapoint/timeseries over 20M rows (goals: p50 <= 2 ms newest 1000, <= 5 ms 30-day hourly)
 #   make bench-csv   CSV import of 1M lines, streamed (goal: >= 300,000 lines/s)
 #   make bench-ingest  2M observations through Kafka vs raw COPY (goals: >= 200,000 obs/s, ratio >= 0.8)
+#   make bench-resume  restart with 10 running virtual datapoints over 500,000 stored points each (seconds until HTTP answers, until all Running)
 #   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
@@ -34,7 +35,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume
 
 all: build
 
@@ -129,6 +130,13 @@ bench-ingest: deps-test build
 # stored -> output stored) and heap_bytes_per_vdp.
 bench-vdp: build
 	./bin/bdp-bench vdp
+
+# bdp serve restarted (SIGTERM, start) 3 times with 10 running virtual
+# datapoints whose sources hold 500,000 stored minutes each (bench/resume.go);
+# the last line is one JSON object with http_ready_s and all_running_s, the
+# medians of the restarts.
+bench-resume: build
+	./bin/bdp-bench resume -bdp bin/bdp
 
 clean:
 	rm -rf bin

@@ -32,6 +32,7 @@ type vdpActor struct {
 // report that its first start is done.
 type initialize struct {
 	def     *Definition
+	catchUp bool
 	started chan error
 }
 
@@ -54,41 +55,58 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 			a.started = nil
 			return
 		}
-		a.begin(ctx)
+		a.begin(ctx, m.catchUp)
 	case *actor.Started:
 		// A restart makes a fresh actor: its definition comes from the
 		// engine. On the first start initialize follows instead.
 		if def, ok := a.engine.restartOf(ctx.Self()); ok {
 			a.def = def
-			a.begin(ctx)
+			a.begin(ctx, false)
 		}
 	case *actor.Restarting, *actor.Stopping:
 		a.release()
 	case *delivery:
-		a.deliver(m)
+		if a.calc != nil {
+			a.deliver(m)
+		}
 	case *tick:
-		out, ok := a.calc.Tick(m.at)
-		a.write(out, ok)
-		a.schedule(ctx)
+		if a.calc != nil {
+			out, ok := a.calc.Tick(m.at)
+			a.write(out, ok)
+			a.schedule(ctx)
+		}
 	}
 }
 
 // begin starts the actor and reports the first start; a failed start is
-// a failure of the actor, for its supervisor to restart.
-func (a *vdpActor) begin(ctx actor.Context) {
-	err := a.start(ctx)
+// a failure of the actor, for its supervisor to restart. A start cut short
+// by Stop or Shutdown is none: the actor stays idle until its stop.
+func (a *vdpActor) begin(ctx actor.Context, catchUp bool) {
+	sctx := a.engine.startContext(ctx.Self())
+	err := a.start(ctx, sctx, catchUp)
 	if a.started != nil {
 		a.started <- err
 		a.started = nil
+	}
+	if err != nil && sctx.Err() != nil {
+		a.release()
+		a.calc = nil
+		return
 	}
 	if err != nil {
 		panic(fmt.Sprintf("start virtual datapoint %s: %v", a.def.DataPointID, err))
 	}
 }
 
-// start builds a fresh calculator, subscribes to the sources, and feeds
-// the stored history before anything delivered live.
-func (a *vdpActor) start(ctx actor.Context) error {
+// endOfTime is after every time the pipeline accepts (years up to 9999):
+// the open end of a catch-up's reads.
+var endOfTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// start builds a fresh calculator, subscribes to the sources, and
+// refills the windows from the stored history before anything delivered
+// live; with catchUp, it then replays what is stored since the newest
+// output (Engine.CatchUp).
+func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool) error {
 	calc, err := a.def.NewCalculator()
 	if err != nil {
 		return err
@@ -106,21 +124,48 @@ func (a *vdpActor) start(ctx actor.Context) error {
 			a.unsub = append(a.unsub, a.engine.cfg.Router.Subscribe(a.def.ProjectID, s.DataPointID, sub))
 		}
 	}
-	now := a.engine.cfg.Now()
-	hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for i, s := range sources {
-		pts, err := a.history(hctx, s, now)
+	src, now := a.engine.cfg.History, a.engine.cfg.Now()
+	var from time.Time // the newest stored output: where a catch-up starts
+	if catchUp {
+		newest, err := src.Recent(sctx, a.def.ProjectID, a.def.DataPointID, 1, time.Time{}, endOfTime)
 		if err != nil {
-			return fmt.Errorf("history of %s: %w", s.DataPointID, err)
+			return fmt.Errorf("newest output: %w", err)
 		}
-		for _, p := range pts {
-			// History only fills windows: outputs for it were written when
-			// it arrived live.
-			_, _ = calc.Observe(s.Pin, p)
+		if len(newest) > 0 {
+			from = newest[0].Time
 		}
-		if len(pts) > 0 {
-			a.pins[i].loadedTo = pts[len(pts)-1].Time.UnixMicro()
+	}
+	var streams []*stream
+	if from.IsZero() {
+		// Windows follow event time: a time or cron window ends at the
+		// newest observation, not at the wall clock, so a source that has
+		// been quiet for a while still refills its window with what the
+		// live run held.
+		if streams, err = warmUp(sctx, calc, a.def.ProjectID, src, now); err != nil {
+			return err
+		}
+	} else {
+		r, err := newReplay(sctx, calc, a.def.ProjectID, src, from, endOfTime)
+		if err != nil {
+			return err
+		}
+		// Boundaries up to now fire; the timer takes the next one.
+		r.tickEnd, r.flush = now.Add(time.Nanosecond), a.writeAll
+		if err := r.run(); err != nil {
+			return fmt.Errorf("catch up since %s: %w", from.Format(time.RFC3339Nano), err)
+		}
+		a.writeAll(r.out)
+		if r.lastError != nil {
+			a.reportCalcError(r.lastError)
+		}
+		streams = r.streams
+	}
+	// What the refill or the catch-up read is not taken again live.
+	for i := range a.pins {
+		for _, st := range streams {
+			if st.dataPointID == a.pins[i].dataPointID && !st.newest.IsZero() {
+				a.pins[i].loadedTo = st.newest.UnixMicro()
+			}
 		}
 	}
 	if es, ok := calc.(errorSource); ok {
@@ -128,23 +173,6 @@ func (a *vdpActor) start(ctx actor.Context) error {
 	}
 	a.schedule(ctx)
 	return nil
-}
-
-// history reads what refills one pin's window. Windows follow event time:
-// a time or cron window ends at the newest observation, not at the wall
-// clock, so a source that has been quiet for a while still refills its
-// window with what the live run held.
-func (a *vdpActor) history(ctx context.Context, s Source, now time.Time) ([]Point, error) {
-	h := a.engine.cfg.History
-	if s.Since == nil {
-		return h.Recent(ctx, a.def.ProjectID, s.DataPointID, s.Count, time.Time{}, now)
-	}
-	newest, err := h.Recent(ctx, a.def.ProjectID, s.DataPointID, 1, time.Time{}, now)
-	if err != nil || len(newest) == 0 {
-		return nil, err
-	}
-	last := newest[0].Time
-	return h.Recent(ctx, a.def.ProjectID, s.DataPointID, 0, s.Since(last), last.Add(time.Microsecond))
 }
 
 func (a *vdpActor) deliver(m *delivery) {
@@ -181,16 +209,27 @@ func (a *vdpActor) write(out Point, ok bool) {
 	}
 }
 
-// reportError passes on the calculator's latest error, at most once every
-// CalcErrorInterval.
-func (a *vdpActor) reportError() {
-	es, ok := a.calc.(errorSource)
-	if !ok {
-		return
+// writeAll hands a catch-up's outputs to the engine's writer.
+func (a *vdpActor) writeAll(outs []Point) {
+	for _, out := range outs {
+		a.engine.outputs <- pipeline.Observation{ProjectID: a.def.ProjectID, DataPointID: a.def.DataPointID, Time: out.Time, Value: out.Value}
 	}
-	err := es.TakeError()
+}
+
+// reportError passes on the calculator's latest error.
+func (a *vdpActor) reportError() {
+	if es, ok := a.calc.(errorSource); ok {
+		if err := es.TakeError(); err != nil {
+			a.reportCalcError(err)
+		}
+	}
+}
+
+// reportCalcError reports a calculation error, at most once every
+// CalcErrorInterval.
+func (a *vdpActor) reportCalcError(err error) {
 	now := a.engine.cfg.Now()
-	if err == nil || now.Sub(time.Unix(0, a.reported)) < CalcErrorInterval {
+	if now.Sub(time.Unix(0, a.reported)) < CalcErrorInterval {
 		return
 	}
 	a.reported = now.UnixNano()

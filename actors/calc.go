@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/adhocore/gronx"
@@ -61,11 +62,14 @@ func (sc *storedConfig) newCalculator() (Calculator, error) {
 // calculator is a Calculator over window.Calc: the pins decide when to
 // calculate, compute decides what.
 type calculator struct {
-	calc    *window.Calc
-	sources []Source
-	timed   []window.Trigger
-	compute func(at time.Time) (float64, bool)
-	errs    errorLog
+	calc     *window.Calc
+	sources  []Source
+	timed    []window.Trigger
+	compute  func(at time.Time) (float64, bool)
+	errs     errorLog
+	cronPins []string // the pins with a cron window, which a refill of the gradient feeds one by one (see fill)
+	// gradient: the calculation keeps its last two inputs.
+	gradient bool
 }
 
 func newCalculator(programs *formula.Cache, typ string, cfg Config) (*calculator, error) {
@@ -90,8 +94,12 @@ func newCalculator(programs *formula.Cache, typ string, cfg Config) (*calculator
 		if trig.Timed() {
 			c.timed = append(c.timed, trig)
 		}
+		if r.Count == 0 && r.Duration == 0 {
+			c.cronPins = append(c.cronPins, name)
+		}
 		c.sources = append(c.sources, historyOf(name, pc.DataPointID, r))
 	}
+	c.gradient = typ == TypeGradient
 	var err error
 	if c.calc, err = window.NewCalc(pins); err != nil {
 		return nil, err
@@ -176,6 +184,33 @@ func (c *calculator) Sources() []Source { return c.sources }
 func (c *calculator) Observe(pin string, p Point) (Point, bool) {
 	f, ok := c.calc.Observe(pin, window.Observation{Time: p.Time, Value: p.Value})
 	return c.run(f, ok)
+}
+
+// fill refills a pin's window with history in bulk (window.Calc.Fill):
+// only the window and the pin's emitted value matter then, except for the
+// gradient, whose calculation keeps its last two inputs. Its last two
+// points therefore go through Observe, which feeds them to the
+// calculation as a live run did. That is exact when both are kept, as
+// every point of an ascending history is in a count or time window; a cron
+// window may drop the last ones (in the gap after its end point), so a
+// gradient over one is fed one by one throughout.
+func (c *calculator) fill(pin string, pts []Point) {
+	tail := 0
+	if c.gradient {
+		tail = min(len(pts), 2)
+		if slices.Contains(c.cronPins, pin) {
+			tail = len(pts)
+		}
+	}
+	bulk := pts[:len(pts)-tail]
+	obs := make([]window.Observation, len(bulk))
+	for i, p := range bulk {
+		obs[i] = window.Observation(p)
+	}
+	c.calc.Fill(pin, obs)
+	for _, p := range pts[len(pts)-tail:] {
+		_, _ = c.Observe(pin, p)
+	}
 }
 
 func (c *calculator) Tick(t time.Time) (Point, bool) {

@@ -18,9 +18,10 @@ import (
 
 // History reads stored observations to rebuild windows.
 type History interface {
-	// Recent returns the stored observations of a datapoint in ascending
-	// time: the newest count before end (count > 0), or all in
-	// [since, end). An unknown datapoint has none.
+	// Recent returns the stored observations of a datapoint in [since,
+	// end) in ascending time: the newest count of them (count > 0), or
+	// all. A zero since leaves that side open. An unknown datapoint has
+	// none.
 	Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error)
 }
 
@@ -28,7 +29,7 @@ type History interface {
 type EngineConfig struct {
 	Sink    pipeline.Sink    // where outputs go
 	Router  *pipeline.Router // where sources come from
-	History History
+	History SourceReader     // refills windows, and catches up after a restart
 	Log     *slog.Logger
 	// OnUnhealthy is told about a virtual datapoint whose actor failed
 	// more than MaxRestarts times within RestartWindow; the actor is
@@ -61,6 +62,8 @@ const CalcErrorInterval = time.Minute
 // Engine runs the actors. Safe for concurrent use.
 type Engine struct {
 	cfg        EngineConfig
+	ctx        context.Context // ends at Shutdown: cuts short the starts in progress
+	cancel     context.CancelFunc
 	system     *actor.ActorSystem
 	supervisor *actor.PID
 
@@ -113,7 +116,8 @@ func New(cfg EngineConfig) (*Engine, error) {
 	// lines (system started, dead letters on stop) are noise to operators.
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
-	e := &Engine{cfg: cfg, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget,
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
@@ -127,6 +131,22 @@ func New(cfg EngineConfig) (*Engine, error) {
 // Start spawns the actor of a virtual datapoint and returns once it runs
 // (history loaded, subscribed). Starting a running one is an error.
 func (e *Engine) Start(ctx context.Context, def Definition) error {
+	return e.start(ctx, def, false)
+}
+
+// CatchUp is Start after a restart of the platform: before it takes live
+// data, the actor computes every output due since the datapoint's newest
+// stored output, through the recompute's replay (the same calculation in
+// event time, reading the sources in pages), and writes them as live
+// outputs are written. What was stored but not yet calculated when the
+// platform stopped, even by kill -9, is so calculated, and the stored
+// output at the newest time is calculated again with everything at that
+// time. A datapoint without a stored output starts as with Start.
+func (e *Engine) CatchUp(ctx context.Context, def Definition) error {
+	return e.start(ctx, def, true)
+}
+
+func (e *Engine) start(ctx context.Context, def Definition, catchUp bool) error {
 	if def.NewCalculator == nil {
 		return errors.New("actors: Definition.NewCalculator is required")
 	}
@@ -149,7 +169,7 @@ func (e *Engine) Start(ctx context.Context, def Definition) error {
 	e.mu.Unlock()
 	started := make(chan error, 1)
 	reply := make(chan *actor.PID, 1)
-	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, started: started, reply: reply})
+	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, started: started, reply: reply})
 	// The supervisor answers at once; waiting for it even when ctx ends
 	// means no actor is left running that nobody knows of.
 	pid := <-reply
@@ -197,8 +217,10 @@ func (e *Engine) Running(k Key) bool {
 	return ok
 }
 
-// Shutdown stops every actor, then the supervisor.
+// Shutdown stops every actor, then the supervisor. Starts still reading
+// history are cut short.
 func (e *Engine) Shutdown(ctx context.Context) {
+	e.cancel()
 	e.mu.Lock()
 	keys := make([]Key, 0, len(e.running))
 	for k := range e.running {
@@ -276,6 +298,9 @@ func (e *Engine) forget(k Key) {
 	defer e.mu.Unlock()
 	if pid, ok := e.running[k]; ok {
 		if pid != nil {
+			if r := e.actors[pid.Id]; r != nil {
+				r.cancel() // a start in progress stops reading history
+			}
 			delete(e.actors, pid.Id)
 		}
 		delete(e.running, k)
@@ -288,13 +313,32 @@ func (e *Engine) forget(k Key) {
 type registration struct {
 	def         *Definition
 	initialized bool // the actor has taken its initialize message
+	// ctx is what the actor's starts read history under: cancelled when
+	// the engine forgets the actor (Stop, a given-up Start) or shuts down,
+	// so that a long refill or catch-up does not hold up a Stop.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // register notes what a spawned actor runs, before the actor can fail.
 func (e *Engine) register(pid *actor.PID, def *Definition) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.actors[pid.Id] = &registration{def: def}
+	ctx, cancel := context.WithCancel(e.ctx)
+	e.actors[pid.Id] = &registration{def: def, ctx: ctx, cancel: cancel}
+}
+
+// startContext is the context of an actor's starts; an ended one once the
+// actor is forgotten.
+func (e *Engine) startContext(pid *actor.PID) context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.actors[pid.Id]; ok {
+		return r.ctx
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
 
 // initialized marks an actor's first start as begun: from now on a

@@ -80,28 +80,38 @@ func recompute(ctx context.Context, def Definition, src SourceReader, start, end
 	if !end.After(start) {
 		return nil, fault.Invalidf("end must be after start")
 	}
-	if progress == nil {
-		progress = func(int, int) {}
-	}
 	calc, err := def.NewCalculator()
 	if err != nil {
 		return nil, err
 	}
+	r, err := newReplay(ctx, calc, def.ProjectID, src, start, end)
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		r.progress = progress
+	}
+	if err := r.run(); err != nil {
+		return nil, err
+	}
+	r.progress(r.total, r.total)
+	return r, nil
+}
+
+// newReplay warms calc up for a replay of [start, end): its windows hold
+// the history before the warm-up start, and one stream per source datapoint
+// is ready to page through the rest. Boundaries fire up to end.
+func newReplay(ctx context.Context, calc Calculator, project int64, src SourceReader, start, end time.Time) (*replay, error) {
 	from := start
 	if w, ok := calc.(interface{ warmStart(time.Time) time.Time }); ok {
 		from = w.warmStart(start)
 	}
-	streams, err := warmUp(ctx, calc, def.ProjectID, src, from)
+	streams, err := warmUp(ctx, calc, project, src, from)
 	if err != nil {
 		return nil, err
 	}
-	r := &replay{ctx: ctx, src: src, project: def.ProjectID, calc: calc, start: start, end: end,
-		streams: streams, progress: progress, total: max(1, int(end.Sub(start)/time.Second))}
-	if err := r.run(from); err != nil {
-		return nil, err
-	}
-	progress(r.total, r.total)
-	return r, nil
+	return &replay{ctx: ctx, src: src, project: project, calc: calc, from: from, start: start, end: end, tickEnd: end,
+		streams: streams, progress: func(int, int) {}, total: max(1, int(end.Sub(start)/time.Second))}, nil
 }
 
 // warmStart is where the replay of a calculator with timed triggers
@@ -126,6 +136,7 @@ type stream struct {
 	i           int
 	next        time.Time // start of the next page
 	done        bool
+	newest      time.Time // the newest observation read, in the warm-up or a page; zero for none
 }
 
 // warmUp fills every pin's window with the history before at, dropping
@@ -134,13 +145,11 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 	byID := map[string]*stream{}
 	var streams []*stream
 	for _, s := range calc.Sources() {
-		pts, err := warmHistory(ctx, src, project, s, at)
+		pts, err := windowHistory(ctx, src, project, s, at)
 		if err != nil {
 			return nil, fmt.Errorf("history of %s: %w", s.DataPointID, err)
 		}
-		for _, p := range pts {
-			_, _ = calc.Observe(s.Pin, p) // outputs for these were written long ago
-		}
+		fill(calc, s.Pin, pts) // outputs for these were written long ago
 		if es, ok := calc.(errorSource); ok {
 			_ = es.TakeError() // and their errors reported then
 		}
@@ -151,6 +160,9 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 			streams = append(streams, st)
 		}
 		st.pins = append(st.pins, s.Pin)
+		if n := len(pts); n > 0 && pts[n-1].Time.After(st.newest) {
+			st.newest = pts[n-1].Time
+		}
 	}
 	for _, st := range streams {
 		slices.Sort(st.pins)
@@ -158,23 +170,21 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 	return streams, nil
 }
 
-// warmHistory is what a pin's window holds just before at when it has seen
-// every observation in time order: the Count newest, or, for time and
-// cron windows, everything since the window start of the newest one
-// (Since taken at the newest observation, not at at: a time window slides
-// with its data, not with the clock).
-func warmHistory(ctx context.Context, src SourceReader, project int64, s Source, at time.Time) ([]Point, error) {
-	if s.Count > 0 {
-		return src.Recent(ctx, project, s.DataPointID, s.Count, time.Time{}, at)
+// filler is a Calculator that refills a pin's window in bulk, leaving
+// it as Observe of each point would, without a calculation per point.
+type filler interface {
+	fill(pin string, pts []Point)
+}
+
+// fill feeds history to one pin of calc, in bulk where calc can.
+func fill(calc Calculator, pin string, pts []Point) {
+	if f, ok := calc.(filler); ok {
+		f.fill(pin, pts)
+		return
 	}
-	if s.Since == nil {
-		return nil, nil
+	for _, p := range pts {
+		_, _ = calc.Observe(pin, p)
 	}
-	last, err := src.Recent(ctx, project, s.DataPointID, 1, time.Time{}, at)
-	if err != nil || len(last) == 0 {
-		return nil, err
-	}
-	return src.Recent(ctx, project, s.DataPointID, 0, s.Since(last[0].Time), at)
 }
 
 // replay is one run of the merge of sources and boundaries.
@@ -183,9 +193,15 @@ type replay struct {
 	src        SourceReader
 	project    int64
 	calc       Calculator
+	from       time.Time // where the replay begins: start, or the warm-up start before it
 	start, end time.Time
+	tickEnd    time.Time // boundaries before it fire
 	streams    []*stream
 	out        []Point
+	// flush, when set, takes the outputs as the replay goes, all but the
+	// newest, which a later one at its time may still replace; the caller
+	// flushes the rest at the end. Unset, out holds them all.
+	flush      func([]Point)
 	progress   func(done, total int)
 	total      int
 	percent    int
@@ -200,8 +216,8 @@ type feed struct {
 	p   Point
 }
 
-func (r *replay) run(from time.Time) error {
-	tick, timed := r.calc.NextTick(from.Add(-time.Nanosecond)) // the first boundary at or after from
+func (r *replay) run() error {
+	tick, timed := r.calc.NextTick(r.from.Add(-time.Nanosecond)) // the first boundary at or after from
 	var now []feed
 	for {
 		t, more, err := r.earliest()
@@ -210,7 +226,7 @@ func (r *replay) run(from time.Time) error {
 		}
 		// Boundaries before the next instant fire first; one at that
 		// instant fires after its observations (next round).
-		for timed && tick.Before(r.end) && (!more || tick.Before(t)) {
+		for timed && tick.Before(r.tickEnd) && (!more || tick.Before(t)) {
 			p, ok := r.calc.Tick(tick)
 			r.emit(tick, p, ok)
 			if err := r.step(tick); err != nil {
@@ -257,7 +273,8 @@ func (r *replay) earliest() (t time.Time, more bool, err error) {
 			// fewer than asked before the end.
 			st.buf, st.i, st.done = page, 0, len(page) == 0
 			if len(page) > 0 {
-				st.next = page[len(page)-1].Time.Add(time.Microsecond)
+				st.newest = page[len(page)-1].Time
+				st.next = st.newest.Add(time.Microsecond)
 			}
 		}
 		if st.i < len(st.buf) && (!more || st.buf[st.i].Time.Before(t)) {
@@ -285,11 +302,19 @@ func (r *replay) emit(at time.Time, p Point, ok bool) {
 	r.out = append(r.out, p)
 }
 
+// flushOutputs is how many outputs a replay with a flush holds at most.
+const flushOutputs = 1024
+
 var errTooManyOutputs = errors.New("the period has too many outputs; split it")
 
 // step reports progress, checks for cancellation now and then, and bounds
 // the outputs held.
 func (r *replay) step(at time.Time) error {
+	if r.flush != nil && len(r.out) >= flushOutputs {
+		n := len(r.out) - 1
+		r.flush(r.out[:n])
+		r.out = append(r.out[:0], r.out[n])
+	}
 	if len(r.out) > MaxRecomputeOutputs {
 		return fault.Wrap(fault.Invalid, errTooManyOutputs,
 			fmt.Sprintf("more than %d outputs in the period; split it", MaxRecomputeOutputs))
@@ -305,28 +330,6 @@ func (r *replay) step(at time.Time) error {
 		r.progress(done, r.total)
 	}
 	return nil
-}
-
-var _ SourceReader = StoreHistory{}
-
-// Page implements SourceReader.
-func (h StoreHistory) Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error) {
-	dp, err := h.Store.Datapoint(ctx, projectID, dataPointID)
-	if fault.Is(err, fault.NotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	rows, err := h.Store.ReadPage(ctx, dp.ID, from, to, limit)
-	if err != nil {
-		return nil, err
-	}
-	pts := make([]Point, len(rows))
-	for i, p := range rows {
-		pts[i] = Point(p)
-	}
-	return pts, nil
 }
 
 // RecomputeResult sums up a RecomputeStored.

@@ -3,38 +3,83 @@ package actors
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
 )
 
-// Resume starts the actor of every virtual datapoint that was Running (or
+// DefaultResumeConcurrency is how many virtual datapoints Resume starts
+// at once unless told otherwise (BDP_RESUME_CONCURRENCY): each start reads
+// history from PostgreSQL and then calculates, so a few keep both busy
+// without starving the requests the platform answers meanwhile.
+const DefaultResumeConcurrency = 4
+
+// Resume runs again every virtual datapoint that was Running (or
 // Starting) when the platform stopped: a restart of bdp needs no operator
-// action. Each one that cannot start is moved to Start failed with the
-// reason.
-func Resume(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger) error {
-	vdps, err := st.VDPsWithStatus(ctx, store.StatusRunning, store.StatusStarting)
+// action. It first marks them all Starting, then starts them, at most
+// concurrency at once, each catching up on what it missed (Engine.CatchUp)
+// and moving to Running once its windows are refilled, or to Start failed
+// with the reason. The platform serves meanwhile: call it in the
+// background. When ctx ends, the datapoints not yet started stay Starting,
+// and the next start of the platform resumes them.
+func Resume(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, concurrency int) error {
+	vdps, err := st.MarkResuming(ctx, "resuming after a restart of the platform")
 	if err != nil {
 		return err
 	}
-	for _, v := range vdps {
-		def, err := e.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
-		if err == nil {
-			err = e.Start(ctx, def)
-		}
-		next := store.StatusChange{Code: store.StatusRunning, Message: "resumed after a restart of the platform"}
-		if err != nil {
-			next = store.StatusChange{Code: store.StatusStartFailed, Message: "resume after a restart: " + err.Error()}
-			log.Error("resume virtual datapoint", slog.Int64("project_id", v.ProjectID),
-				slog.String("dataPointID", v.DataPointID), slog.Any("error", err))
-		}
-		if v.StatusCode != next.Code {
-			if _, err := st.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, next); err != nil {
-				return err
+	work := make(chan store.VDP)
+	var wg sync.WaitGroup
+	for range max(1, concurrency) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := range work {
+				resumeOne(ctx, e, st, log, v)
 			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(work)
+	for _, v := range vdps {
+		select {
+		case work <- v:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	return nil
+}
+
+// resumeOne starts one virtual datapoint and records the outcome, unless
+// someone moved it out of Starting meanwhile (a stop, a delete): then its
+// actor is stopped again.
+func resumeOne(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, v store.VDP) {
+	attrs := []any{slog.Int64("project_id", v.ProjectID), slog.String("dataPointID", v.DataPointID)}
+	def, err := e.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
+	if err == nil {
+		err = e.CatchUp(ctx, def)
+	}
+	if ctx.Err() != nil {
+		return // shutting down: it stays Starting, for the next start
+	}
+	next := store.StatusChange{Code: store.StatusRunning, Message: "resumed after a restart of the platform"}
+	if err != nil {
+		next = store.StatusChange{Code: store.StatusStartFailed, Message: "resume after a restart: " + err.Error()}
+		log.Error("resume virtual datapoint", append(attrs, slog.Any("error", err))...)
+	}
+	_, err = st.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, next, store.StatusStarting)
+	switch {
+	case err == nil:
+	case fault.Is(err, fault.Conflict) || fault.Is(err, fault.NotFound):
+		// Stopped or deleted while it started: it must not run unseen.
+		if err := e.Stop(ctx, Key{v.ProjectID, v.DataPointID}); err != nil {
+			log.Error("stop virtual datapoint", append(attrs, slog.Any("error", err))...)
+		}
+	default:
+		log.Error("record resumed virtual datapoint", append(attrs, slog.Any("error", err))...)
+	}
 }
 
 // MarkUnhealthy is an OnUnhealthy that records Health check failed (304)

@@ -13,13 +13,13 @@ import (
 // gatedHistory holds every history read until the gate opens, so a test
 // can act while an actor is still starting.
 type gatedHistory struct {
-	History
+	SourceReader
 	gate chan struct{}
 }
 
 func (g gatedHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
 	<-g.gate
-	return g.History.Recent(ctx, projectID, dataPointID, count, since, end)
+	return g.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
 }
 
 func (e *env) gatedEngine() (*Engine, chan struct{}) {

@@ -19,6 +19,7 @@ type supervisor struct {
 
 type spawnRequest struct {
 	def     *Definition
+	catchUp bool       // the first start catches up (Engine.CatchUp)
 	started chan error // the actor reports its first start here
 	reply   chan *actor.PID
 }
@@ -31,7 +32,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		s.engine.register(pid, req.def)
 		// The first message in the new mailbox, before any delivery: the
 		// actor subscribes to its sources only while handling it.
-		ctx.Send(pid, &initialize{def: req.def, started: req.started})
+		ctx.Send(pid, &initialize{def: req.def, catchUp: req.catchUp, started: req.started})
 		req.reply <- pid
 	}
 }

@@ -37,6 +37,7 @@ type Platform struct {
 
 	cluster *pgcluster.Cluster
 	stopPG  func()
+	opts    Options
 	cmd     *exec.Cmd
 	dir     string
 	log     *bytes.Buffer
@@ -57,15 +58,8 @@ func Start(ctx context.Context, opts Options) (*Platform, error) {
 		p.Close()
 		return nil, err
 	}
-	p.cmd = exec.Command(opts.Binary, "serve")
-	p.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + p.dir,
-		"BDP_DATABASE_URL=" + p.DBURL, "BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, opts.Env...)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		p.Close()
-		return nil, fmt.Errorf("start bdp serve: %w", err)
-	}
-	if err := p.waitReady(ctx); err != nil {
+	p.opts = opts
+	if err := p.serve(ctx); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -76,14 +70,51 @@ func Start(ctx context.Context, opts Options) (*Platform, error) {
 	return p, nil
 }
 
+// serve starts bdp serve and waits until it answers /readyz.
+func (p *Platform) serve(ctx context.Context) error {
+	os.Remove(filepath.Join(p.dir, "addresses.json")) // a restart must not find the old address
+	p.cmd = exec.Command(p.opts.Binary, "serve")
+	p.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + p.dir,
+		"BDP_DATABASE_URL=" + p.DBURL, "BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, p.opts.Env...)...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start bdp serve: %w", err)
+	}
+	return p.waitReady(ctx)
+}
+
+// Restart stops bdp serve with SIGTERM and starts it again on the same
+// database, returning once it answers /readyz.
+func (p *Platform) Restart(ctx context.Context) error {
+	p.stopServe()
+	return p.serve(ctx)
+}
+
+// stopServe sends SIGINT and waits for the exit, at most 30 s.
+func (p *Platform) stopServe() {
+	if p.cmd == nil || p.cmd.Process == nil || p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
 func (p *Platform) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(2 * time.Minute)
+	// Polled often: the resume scenario measures how soon this answers.
+	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		if base, ok := Ready(p.dir); ok {
 			p.Base = base
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("bdp serve not ready:\n%s", p.log)
 }
@@ -170,16 +201,7 @@ func (p *Platform) Do(ctx context.Context, method, path string, body, out any, a
 
 // Close stops bdp serve and PostgreSQL and removes their files.
 func (p *Platform) Close() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-		}
-	}
+	p.stopServe()
 	if p.stopPG != nil {
 		p.stopPG()
 	}

@@ -170,7 +170,7 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 4096
 	}
-	history := &countingHistory{History: actors.StoreHistory{Store: st}}
+	history := &countingHistory{SourceReader: actors.StoreHistory{Store: st}}
 	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: history,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -385,12 +385,12 @@ func heapAfterGC() uint64 {
 // countingHistory counts the observations the actors read to fill their
 // windows, which proves the windows full before the heap is measured.
 type countingHistory struct {
-	actors.History
+	actors.SourceReader
 	points atomic.Int64
 }
 
 func (h *countingHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]actors.Point, error) {
-	pts, err := h.History.Recent(ctx, projectID, dataPointID, count, since, end)
+	pts, err := h.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
 	h.points.Add(int64(len(pts)))
 	return pts, err
 }

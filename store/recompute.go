@@ -36,6 +36,28 @@ func (s *Store) ReadPage(ctx context.Context, datapoint int64, from, to time.Tim
 	return pts, nil
 }
 
+// ReadPageBefore answers up to limit observations of one datapoint in
+// [from, before), newest first: a window refill pages backwards from its
+// end by asking again before the oldest time it got (keyset pagination,
+// no OFFSET and no row cap on the whole read). A zero from leaves that
+// side open.
+func (s *Store) ReadPageBefore(ctx context.Context, datapoint int64, from, before time.Time, limit int) ([]Point, error) {
+	if limit <= 0 || (!from.IsZero() && !before.After(from)) {
+		return nil, nil
+	}
+	sql := `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time DESC LIMIT $4`
+	args := []any{datapoint, from, before, limit}
+	if from.IsZero() {
+		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time < $2 ORDER BY time DESC LIMIT $3`
+		args = []any{datapoint, before, limit}
+	}
+	pts, err := s.collectPoints(ctx, min(limit, 4096), sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read observations: %w", err)
+	}
+	return pts, nil
+}
+
 // ReplaceOutputs makes points the only observations of a datapoint in
 // [start, end): in one transaction it deletes what is stored there and
 // writes points, so a reader sees the old period or the new one, never a

@@ -22,6 +22,7 @@ func scenarios() map[string]scenario {
 		"export": exportScenario(),
 		"ingest": {doc: "Kafka ingestion: 2M observations, 10,000 datapoints, 4 gateways, vs raw COPY (goal ratio >= 0.8, >= 200,000 obs/s)", run: runIngest},
 		"vdp":    vdpScenario(),
+		"resume": resumeScenario(),
 		"csv":    {doc: "CSV import: 1M lines, 10,000 datapoints, on_error=abort, streamed (lines/s; goal >= 300,000)", run: runCSV},
 	}
 }

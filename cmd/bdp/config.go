@@ -38,6 +38,9 @@ type config struct {
 	WindowBudgetDatapoint int
 	WindowBudgetNode      int
 	WindowSourceInterval  time.Duration
+	// ResumeConcurrency is how many virtual datapoints resume at once
+	// after a restart (actors.Resume).
+	ResumeConcurrency int
 }
 
 // configVars documents every variable with its default, for --help and
@@ -62,6 +65,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_WINDOW_BUDGET_DATAPOINT", "24MiB", "most memory one virtual datapoint's windows may hold by the estimate; a larger configuration is refused (400)"},
 	{"BDP_WINDOW_BUDGET_NODE", "1GiB", "most memory the windows of all running virtual datapoints may hold together by the estimate; a start over it is refused (503)"},
 	{"BDP_WINDOW_SOURCE_INTERVAL", "1s", "shortest interval assumed between two observations of a source, which bounds the estimate of time and cron windows (1ms to 1h)"},
+	{"BDP_RESUME_CONCURRENCY", "4", "virtual datapoints resumed at once after a restart, in the background (1 to 64)"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -169,6 +173,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// Kafka's own rule for topic names; the DLQ topic adds ".dlq".
 	if !kafkaTopicName.MatchString(c.KafkaTopic) {
 		bad("BDP_KAFKA_TOPIC", errors.New("must be 1 to 245 of a-z, A-Z, 0-9, '.', '_' and '-'"))
+	}
+	if n, err := strconv.Atoi(get("BDP_RESUME_CONCURRENCY")); err != nil || n < 1 || n > 64 {
+		bad("BDP_RESUME_CONCURRENCY", errors.New("must be a whole number from 1 to 64"))
+	} else {
+		c.ResumeConcurrency = n
 	}
 	return c, errors.Join(errs...)
 }

@@ -64,9 +64,6 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer engine.Shutdown(context.Background()) // first of the deferred: actors stop before the pipeline
-	if err := actors.Resume(ctx, engine, st, log); err != nil {
-		return fmt.Errorf("resume virtual datapoints: %w", err)
-	}
 
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
@@ -88,6 +85,18 @@ func runServe(ctx context.Context) error {
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// Virtual datapoints resume while the platform serves: a long refill
+	// holds up neither requests nor ingestion. Deferred after the engine's
+	// Shutdown, so it runs before it.
+	resumeCtx, stopResume := context.WithCancel(ctx)
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		if err := actors.Resume(resumeCtx, engine, st, log, cfg.ResumeConcurrency); err != nil && resumeCtx.Err() == nil {
+			log.Error("resume virtual datapoints", slog.Any("error", err))
+		}
+	}()
+	defer func() { stopResume(); <-resumed }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("http server stopped: %w", err)

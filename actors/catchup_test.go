@@ -1,0 +1,255 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// counted counts the observations the router hands on.
+type counted struct{ n *atomic.Int64 }
+
+func (c counted) Deliver(obs []pipeline.Observation) { c.n.Add(int64(len(obs))) }
+
+// feed stores events one write at a time, in time order, as a field
+// gateway would send them, each routed before the next is written. With
+// timed, the minute boundaries after prev and before each event are sent
+// to the running actor of def first, as its timer would fire them on time
+// (the engines' clocks are set so that no real timer fires within the
+// test).
+func (e *env) feed(eng *Engine, def Definition, prev time.Time, evs []event, timed bool) {
+	e.t.Helper()
+	routed := &atomic.Int64{}
+	for _, dp := range []string{"a", "b"} {
+		unsub := e.router.Subscribe(e.project, dp, counted{routed})
+		defer unsub()
+	}
+	var pid *actor.PID
+	if eng != nil {
+		eng.mu.Lock()
+		pid = eng.running[def.key()]
+		eng.mu.Unlock()
+	}
+	for i, ev := range evs {
+		if timed && pid != nil {
+			for b := prev.Truncate(time.Minute).Add(time.Minute); b.Before(ev.p.Time); b = b.Add(time.Minute) {
+				eng.system.Root.Send(pid, &tick{at: b})
+			}
+		}
+		prev = ev.p.Time.Add(-time.Nanosecond) // a boundary at the event's time fires after it
+		err := e.batcher.Write(context.Background(), pipeline.SourceHTTP, []pipeline.Observation{
+			{ProjectID: e.project, DataPointID: ev.dp, Time: ev.p.Time, Value: ev.p.Value}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); routed.Load() < int64(i+1); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				e.t.Fatal("the observation was not routed")
+			}
+		}
+	}
+}
+
+func (e *env) engineAt(now func() time.Time) *Engine {
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	return eng
+}
+
+// A crash leaves source observations stored but not calculated: the
+// actor stops abruptly in the middle of a feed, more is stored while
+// nothing runs, and then the datapoint starts again with CatchUp. Its
+// outputs must then be exactly a recompute's over the whole period: none
+// missing, none twice, the values of an uninterrupted run. Two crashes
+// in a row, for every calculation type and for a timed trigger, whose
+// boundaries of the downtime fire in the catch-up.
+func TestCatchUpComputesWhatACrashLeftOut(t *testing.T) {
+	cases := []struct {
+		name, typ, config string
+		sources           []string
+	}{
+		{"formula", TypeFormula, `{"pins": {
+			"P1": {"dataPointID": "a", "data_range": {"count": 3}, "aggregate": "mean"},
+			"P2": {"dataPointID": "b", "data_range": {"time": "5m"}, "aggregate": "median"}},
+			"parameters": {"formula": "P1 - P2 / 3;"}}`, []string{"a", "b"}},
+		{"gradient", TypeGradient, `{"pins": {"input": {"dataPointID": "a", "data_range": {"count": 4}, "aggregate": "median"}}}`,
+			[]string{"a"}},
+		{"humidity", TypeAbsoluteHumidity, `{"pins": {
+			"relative_humidity": {"dataPointID": "a", "aggregate": "last"},
+			"temperature": {"dataPointID": "b", "data_range": {"time": "2m"}, "aggregate": "mean"}},
+			"parameters": {"relative_humidity_unit": "percent"}}`, []string{"a", "b"}},
+		{"every_minute", TypeFormula, `{"pins": {
+			"P1": {"dataPointID": "a", "data_range": {"count": 5}, "aggregate": "mean", "trigger": "every_minute"},
+			"P2": {"dataPointID": "b"}},
+			"parameters": {"formula": "P1 + P2;"}}`, []string{"a", "b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			def := e.definition("out", c.typ, c.config)
+			evs := events(3, 240, c.sources...)
+			for i := range evs {
+				evs[i].p.Value = 20 + math.Mod(math.Abs(evs[i].p.Value), 60) // a relative humidity, a temperature
+			}
+			timed := c.name == "every_minute"
+			// The engines' clock is a minute boundary at or before the
+			// newest event stored: a catch-up fires the boundaries up to it
+			// in event-time order, the test sends the later ones, and no
+			// real timer fires within the test (the next boundary is a
+			// minute away).
+			var now atomic.Int64
+			clockAt := func(t time.Time) { now.Store(t.Truncate(time.Minute).UnixNano()) }
+			clock := func() time.Time { return time.Unix(0, now.Load()).UTC() }
+			clockAt(t0)
+			phase := func(eng *Engine, from, to int) {
+				prev := t0
+				if from > 0 {
+					prev = evs[from-1].p.Time.Add(-time.Nanosecond)
+				}
+				e.feed(eng, def, prev, evs[from:to], timed)
+			}
+
+			eng := e.engineAt(clock)
+			if err := eng.Start(ctx, def); err != nil {
+				t.Fatal(err)
+			}
+			phase(eng, 0, 60)
+			if n := len(e.stored("out", t0, endOfTime, 20)); n < 20 {
+				t.Fatalf("%d outputs before the first crash", n)
+			}
+			eng.Shutdown(ctx)   // mid-feed: what waits in the mailbox is lost
+			phase(nil, 60, 100) // stored while nothing runs
+
+			clockAt(evs[99].p.Time)
+			eng = e.engineAt(clock)
+			if err := eng.CatchUp(ctx, def); err != nil {
+				t.Fatal(err)
+			}
+			phase(eng, 100, 170)
+			eng.Shutdown(ctx)
+			phase(nil, 170, 200)
+
+			clockAt(evs[199].p.Time)
+			eng = e.engineAt(clock)
+			if err := eng.CatchUp(ctx, def); err != nil {
+				t.Fatal(err)
+			}
+			phase(eng, 200, len(evs))
+			end := evs[len(evs)-1].p.Time.Add(time.Nanosecond)
+
+			rec, err := Recompute(ctx, def, StoreHistory{e.store}, t0, end, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec) < 150 {
+				t.Fatalf("%d outputs: too few to mean anything", len(rec))
+			}
+			sameOutputs(t, c.name, e.stored("out", t0, end, len(rec)), rec)
+		})
+	}
+}
+
+// Resume marks every running virtual datapoint Starting at once and starts
+// them in the background, at most concurrency at a time: the caller is not
+// held while windows refill, and each turns Running once its own refill is
+// done.
+func TestResumeStartsInTheBackgroundWithBoundedConcurrency(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const vdps, concurrency = 7, 2
+	var reading, most atomic.Int32
+	gate := make(chan struct{})
+	history := &countingGate{SourceReader: StoreHistory{e.store}, gate: gate, reading: &reading, most: &most}
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: history, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	for i := range vdps {
+		cfg, err := ParseConfig(TypeFormula, []byte(`{"pins": {"P1": {"dataPointID": "a", "data_range": {"count": 3}, "aggregate": "median"}}, "parameters": {"formula": "P1;"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.store.CreateVDP(ctx, store.VDP{ProjectID: e.project, DataPointID: fmt.Sprintf("out%d", i), Type: TypeFormula, Config: raw},
+			store.StatusChange{Code: store.StatusCreated}, store.StatusChange{Code: store.StatusRunning})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- Resume(ctx, eng, e.store, slog.New(slog.NewTextHandler(io.Discard, nil)), concurrency) }()
+	waitStatus := func(code int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			all, err := e.store.VDPsWithStatus(ctx, code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) == vdps {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d virtual datapoints are %s", len(all), vdps, store.StatusText(code))
+			}
+		}
+	}
+	waitStatus(store.StatusStarting) // all of them, while no refill can finish
+	time.Sleep(100 * time.Millisecond)
+	if n := reading.Load(); n != concurrency {
+		t.Fatalf("%d refills wait for history, want %d at once", n, concurrency)
+	}
+	close(gate)
+	waitStatus(store.StatusRunning)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if m := most.Load(); m > concurrency {
+		t.Fatalf("%d refills ran at once, the bound is %d", m, concurrency)
+	}
+}
+
+// countingGate holds history reads until its gate opens and counts the
+// starts reading at once.
+type countingGate struct {
+	SourceReader
+	gate          chan struct{}
+	reading, most *atomic.Int32
+	mu            sync.Mutex
+}
+
+func (g *countingGate) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
+	n := g.reading.Add(1)
+	defer g.reading.Add(-1)
+	g.mu.Lock()
+	if n > g.most.Load() {
+		g.most.Store(n)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
+}
