@@ -67,9 +67,7 @@ func TestRestartResumesVirtualDatapointsWithWindows(t *testing.T) {
 	}
 
 	s = startServe(t, dir)
-	if _, body := s.request("GET", vdp+"?dataPointID=avg3", admin, ""); !strings.Contains(string(body), `"status":"Running"`) {
-		t.Fatalf("after the restart the virtual datapoint must still run: %s", body)
-	}
+	waitRunning(t, s, pid, admin, "avg3")
 	upload(s, 2, 60)
 	got := outputs(s, 3)
 	// mean(10, 20, 60) = 30: the window kept the two values from before.

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// vdpProject creates a company, its admin and a project on s, and a
+// running virtual datapoint avg3 there: the mean of the newest three
+// values of temp, on every value.
+func vdpProject(t *testing.T, s *server) (projectID int64, admin func(*http.Request)) {
+	t.Helper()
+	status, body := s.request("POST", "/operator/companies", operator,
+		`{"name":"vdp","admin":{"firstName":"V","lastName":"D","email":"v@vdp.test","password":"vdp-pw-12"}}`)
+	if status != 201 {
+		t.Fatalf("company: %d %s", status, body)
+	}
+	admin = basicAuth("v@vdp.test", "vdp-pw-12")
+	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
+	var created struct {
+		Resource struct {
+			Project struct{ ID int64 } `json:"project"`
+		} `json:"resource"`
+	}
+	if status != 200 || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("project: %d %s", status, body)
+	}
+	pid := created.Resource.Project.ID
+	vdp := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
+	status, body = s.request("POST", vdp+"?dataPointID=avg3&type=formula", admin,
+		`{"pins":{"P1":{"dataPointID":"temp","data_range":{"count":3},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`)
+	if status != 200 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if status, body = s.request("POST", vdp+"/run?dataPointID=avg3&run=true", admin, ""); status != 200 || !strings.Contains(string(body), `"Running"`) {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	return pid, admin
+}
+
+// waitRunning polls until the virtual datapoint reports Running again
+// after a restart (it resumes in the background, Starting meanwhile).
+func waitRunning(t *testing.T, s *server, projectID int64, admin func(*http.Request), id string) {
+	t.Helper()
+	var body []byte
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, body = s.request("GET", fmt.Sprintf("/v2/project/%d/virtual_datapoint?dataPointID=%s", projectID, id), admin, "")
+		if strings.Contains(string(body), `"status":"Running"`) {
+			return
+		}
+	}
+	t.Fatalf("%s did not run again after the restart: %s", id, body)
+}
+
+// kill -9 of bdp serve right after a source upload is stored, three times
+// in the middle of a feed: the outputs must end up those of a run without
+// crashes, one for every source observation, none missing, none twice.
+// Before the catch-up, each kill lost the outputs of what was stored but
+// not yet calculated.
+func TestKillDashNineMidFeedLosesNoOutput(t *testing.T) {
+	dir := newDataDir(t)
+	s := startServe(t, dir)
+	pid, admin := vdpProject(t, s)
+	const uploads, perUpload = 16, 25
+	at := time.Date(2026, 8, 3, 6, 0, 0, 0, time.UTC)
+	values := make([]float64, uploads*perUpload)
+	for i := range values {
+		values[i] = float64((i*37)%101) / 4
+	}
+	killAfter := map[int]bool{3: true, 8: true, 12: true}
+	for u := range uploads {
+		var b strings.Builder
+		b.WriteString(`{"temp":[`)
+		for j := range perUpload {
+			i := u*perUpload + j
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"time":%q,"value":%g}`, at.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), values[i])
+		}
+		b.WriteString(`]}`)
+		if status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/timeseries", pid), admin, b.String()); status != 200 {
+			t.Fatalf("upload %d: %d %s", u, status, body)
+		}
+		if killAfter[u] {
+			// The sources are stored; their outputs are on their way.
+			if err := s.stop(syscall.SIGKILL); err == nil {
+				t.Fatal("kill -9 must end bdp serve with an error")
+			}
+			s = startServe(t, dir)
+			waitRunning(t, s, pid, admin, "avg3")
+		}
+	}
+
+	var got struct {
+		Data []struct {
+			Time  string  `json:"time"`
+			Value float64 `json:"value"`
+		} `json:"data"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, body := s.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=avg3", pid), admin, "")
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("outputs: %v: %s", err, body)
+		}
+		if len(got.Data) >= len(values) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(got.Data) != len(values) {
+		t.Fatalf("%d outputs for %d source observations", len(got.Data), len(values))
+	}
+	for i, p := range got.Data {
+		// What a run without crashes stores: the mean of the newest three.
+		lo, sum := max(0, i-2), 0.0
+		for _, v := range values[lo : i+1] {
+			sum += v
+		}
+		want, wantAt := sum/float64(i+1-lo), at.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)
+		if p.Time != wantAt || p.Value != want {
+			t.Fatalf("output %d: %s = %v, want %s = %v", i, p.Time, p.Value, wantAt, want)
+		}
+	}
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
