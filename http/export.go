@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,15 +41,17 @@ var timeseriesParams = []param{
 	{Name: "max", Type: "integer", Doc: "at most this many observations (integer >= 0); 0 returns all. Ignored when both start and end " +
 		"are given, and with samplerate. Default 1000: without start, end and max the answer is the newest 1000 observations, ascending. " +
 		"Answers of more than 1000000 observations are streamed."},
-	{Name: "samplerate", Type: "string", Doc: "down-sample: an integer followed by s, m, h or d (10s, 2m, 1h, 7d), or auto. " +
+	{Name: "samplerate", Type: "string", Doc: "down-sample: an integer followed by s, m, h or d (10s, 2m, 1h, 7d), or auto; " +
+		"0s (0m, 0h, 0d) is the highest rate there is: the observations themselves, unsampled. " +
 		"Intervals are counted from 2000-01-01T00:00:00Z (1h intervals start on full hours, 1d at midnight UTC); each answer " +
 		"value aggregates the observations of one interval [t, t+samplerate), its time is the left boundary t, and intervals without " +
-		"observations are left out. Without start (end) the first (last) stored observation bounds the range. At most 1000000 intervals. " +
+		"observations are left out unless interpolation says otherwise. Without start (end) the first (last) stored observation bounds the range. At most 1000000 intervals. " +
 		"auto: the interval is (end - start) / N, rounded up to whole seconds, with N the project's autosampling_n (default 200), " +
 		"counted from start, so there are at most N intervals and none begins before start; " +
 		"when the range holds fewer than N observations they are answered unsampled. The answer's samplerate field gives the interval used."},
-	{Name: "aggregation", Type: "string", Doc: "with samplerate only: mean (default), min, max, median or count. The key of each value in data " +
-		"is the aggregation's name (mean: {time, mean})."},
+	{Name: "aggregation", Type: "string", Doc: "with samplerate only: mean (default), min, max, median, count, mode (the most frequent value; " +
+		"the smallest among equally frequent ones) or distinct (every distinct value of the interval, ascending, each a point at the " +
+		"interval's time; at most 1000000 in all). The key of each value in data is the aggregation's name (mean: {time, mean})."},
 	{Name: "units", Type: "string", Doc: "convert to this unit (a leaf id of GET /v2/labels/definitions, or a price such as USD/MWh). " +
 		"Conversion starts from the datapoint's system tag units; 422 when it has none, when that unit is unknown, or when the target " +
 		"is unknown or incompatible with it. Wins over units_system and currency_system."},
@@ -70,13 +73,22 @@ type timeseriesAnswer struct {
 }
 
 type timeseriesPoint struct {
-	Time   string  `json:"time" doc:"RFC 3339, UTC; when sampled, the left boundary of the interval"`
-	Value  float64 `json:"value" doc:"unsampled observations"`
-	Mean   float64 `json:"mean" doc:"sampled, aggregation mean (the default)"`
-	Min    float64 `json:"min" doc:"sampled, aggregation min"`
-	Max    float64 `json:"max" doc:"sampled, aggregation max"`
-	Median float64 `json:"median" doc:"sampled, aggregation median"`
-	Count  float64 `json:"count" doc:"sampled, aggregation count (never converted)"`
+	Time     string  `json:"time" doc:"RFC 3339, UTC; when sampled, the left boundary of the interval"`
+	Value    float64 `json:"value" doc:"unsampled observations"`
+	Mean     float64 `json:"mean" nullable:"true" doc:"sampled, aggregation mean (the default); null: an empty interval (interpolation)"`
+	Min      float64 `json:"min" nullable:"true" doc:"sampled, aggregation min"`
+	Max      float64 `json:"max" nullable:"true" doc:"sampled, aggregation max"`
+	Median   float64 `json:"median" nullable:"true" doc:"sampled, aggregation median"`
+	Count    float64 `json:"count" nullable:"true" doc:"sampled, aggregation count (never converted)"`
+	Mode     float64 `json:"mode" nullable:"true" doc:"sampled, aggregation mode"`
+	Distinct float64 `json:"distinct" nullable:"true" doc:"sampled, aggregation distinct"`
+}
+
+// shortAnswerSchema is the answer with short=true: [[time, value], ...].
+var shortAnswerSchema = map[string]any{
+	"type": "array", "description": "short=true: [time, value] pairs, ascending by time",
+	"items": map[string]any{"type": "array", "minItems": 2, "maxItems": 2,
+		"prefixItems": []any{map[string]any{"type": "string"}, map[string]any{"type": []any{"number", "null"}}}},
 }
 
 // timeseriesQuery is the parsed query.
@@ -91,6 +103,9 @@ type timeseriesQuery struct {
 	UnitsSystem  string
 	CurrencySys  string
 	wantsConvert bool
+	Interp       interpolation // empty intervals of a sampled read
+	Short        bool          // answer [[time, value], ...] only
+	Closed       bool          // closed_interval: points at start and end
 }
 
 func (q timeseriesQuery) sampled() bool { return q.Auto || q.Every > 0 }
@@ -135,19 +150,28 @@ func parseTimeseriesQuery(c *fiber.Ctx) (timeseriesQuery, error) {
 	}
 	if a := c.Query("aggregation"); a != "" {
 		if !q.sampled() {
-			return q, fault.Invalidf("aggregation %q needs samplerate", a)
+			return q, fault.Invalidf("aggregation %q needs a samplerate above 0s", clipParam(a))
 		}
 		q.Agg = store.Aggregation(strings.ToLower(a))
 		if _, known := aggregationNames[q.Agg]; !known {
-			return q, fault.Invalidf("aggregation must be one of mean, min, max, median, count; got %q", a)
+			return q, fault.Invalidf("aggregation must be one of %s; got %q", aggregationList, clipParam(a))
 		}
 	} else {
 		q.Agg = store.Mean
 	}
 	q.Units, q.UnitsSystem, q.CurrencySys = c.Query("units"), c.Query("units_system"), c.Query("currency_system")
 	q.wantsConvert = q.Units != "" || q.UnitsSystem != "" || q.CurrencySys != ""
-	return q, nil
+	return q, parseExportCompat(c, &q)
 }
+
+// aggregationList names them for an error message.
+var aggregationList = func() string {
+	names := make([]string, len(store.Aggregations))
+	for i, a := range store.Aggregations {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ", ")
+}()
 
 var aggregationNames = func() map[store.Aggregation]bool {
 	m := map[store.Aggregation]bool{}
@@ -164,8 +188,11 @@ func parseSamplerate(sr string) (time.Duration, error) {
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64) // nine digits at most: no overflow
 	unit := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[m[2]]
-	if n == 0 || n > int64(maxSampleEvery/unit) {
-		return 0, fault.Invalidf("samplerate must be between 1s and 3650d, got %q", sr)
+	if n == 0 {
+		return 0, nil // aedifion's "highest rate available": the observations themselves
+	}
+	if n > int64(maxSampleEvery/unit) {
+		return 0, fault.Invalidf("samplerate must be between 0s and 3650d, got %q", sr)
 	}
 	return time.Duration(n) * unit, nil
 }
@@ -224,6 +251,10 @@ func (s *Server) readTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	head, tail, err := s.closedBounds(ctx, dp.ID, q)
+	if err != nil {
+		return nil, err
+	}
 	pts, key, every, err := s.readPoints(ctx, cl.ProjectID, dp.ID, q)
 	if errors.Is(err, store.ErrOverReadLimit) {
 		from, to, limit, ok, err := s.pagedRange(ctx, dp.ID, q)
@@ -231,16 +262,22 @@ func (s *Server) readTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 		if ok {
-			return s.streamTimeseries(dp, conv, from, to, limit), nil
+			return s.streamTimeseries(dp, conv, from, to, limit, streamShape{short: q.Short, head: head, tail: tail}), nil
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	pts = withBounds(pts, head, tail)
 	if conv.convert != nil && key != string(store.Count) {
 		for i := range pts {
-			pts[i].Value = conv.convert(pts[i].Value)
+			if !math.IsNaN(pts[i].Value) { // an empty interval stays null
+				pts[i].Value = conv.convert(pts[i].Value)
+			}
 		}
+	}
+	if q.Short {
+		return rawJSON(encodeShort(pts)), nil
 	}
 	return rawJSON(encodeTimeseries(pts, key, dp, conv.unit, every)), nil
 }
@@ -302,7 +339,10 @@ func (s *Server) readPoints(ctx context.Context, projectID, dp int64, q timeseri
 		return nil, "", 0, fault.Invalidf("samplerate %s is too fine for the range: %d intervals, at most %d", formatEvery(every), bins, store.MaxReadPoints)
 	}
 	pts, err := s.store.ReadSampled(ctx, dp, start, end, every, origin, q.Agg)
-	return pts, string(q.Agg), every, err
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return fillIntervals(pts, start, end, every, origin, q.Interp), string(q.Agg), every, nil
 }
 
 // sampleRange is the range a sampled read covers: start and end as given,

@@ -60,13 +60,44 @@ func (s *Server) pagedRange(ctx context.Context, dp int64, q timeseriesQuery) (f
 	return from, to, 0, err == nil, err
 }
 
+// streamShape is how a streamed answer is written: short (encodeShort)
+// or whole (encodeTimeseries), with the closed_interval points.
+type streamShape struct {
+	short      bool
+	head, tail *store.Point
+}
+
 // streamTimeseries answers the observations of dp in [from, to), at most
-// limit (0: all), converted by conv, in the shape of encodeTimeseries.
-func (s *Server) streamTimeseries(dp store.DatapointInfo, conv conversion, from, to time.Time, limit int) streamedJSON {
+// limit (0: all), converted by conv, in the shape of encodeTimeseries or
+// encodeShort.
+func (s *Server) streamTimeseries(dp store.DatapointInfo, conv conversion, from, to time.Time, limit int, shape streamShape) streamedJSON {
 	return func(w *bufio.Writer) error {
 		ctx, cancel := context.WithTimeout(context.Background(), streamTimeout)
 		defer cancel()
-		b := append(make([]byte, 0, streamFlush+256), `{"data":[`...)
+		b := make([]byte, 0, streamFlush+256)
+		if shape.short {
+			b = append(b, '[')
+		} else {
+			b = append(b, `{"data":[`...)
+		}
+		written := 0 // points in the answer, the bounds included
+		add := func(p store.Point) {
+			if conv.convert != nil {
+				p.Value = conv.convert(p.Value)
+			}
+			if written > 0 {
+				b = append(b, ',')
+			}
+			if shape.short {
+				b = appendShortPoint(b, p)
+			} else {
+				b = appendPoint(b, p, "value")
+			}
+			written++
+		}
+		if shape.head != nil {
+			add(*shape.head)
+		}
 		n := 0
 		for limit == 0 || n < limit {
 			size := streamPage
@@ -78,13 +109,7 @@ func (s *Server) streamTimeseries(dp store.DatapointInfo, conv conversion, from,
 				return err
 			}
 			for _, p := range pts {
-				if conv.convert != nil {
-					p.Value = conv.convert(p.Value)
-				}
-				if n > 0 {
-					b = append(b, ',')
-				}
-				b = appendPoint(b, p, "value")
+				add(p)
 				n++
 				if len(b) >= streamFlush {
 					if _, err := w.Write(b); err != nil {
@@ -99,7 +124,15 @@ func (s *Server) streamTimeseries(dp store.DatapointInfo, conv conversion, from,
 			// Times are microseconds: the next page starts just after.
 			from = pts[len(pts)-1].Time.Add(time.Microsecond)
 		}
-		if _, err := w.Write(appendTimeseriesTail(b, dp, conv.unit, 0)); err != nil {
+		if shape.tail != nil {
+			add(*shape.tail)
+		}
+		if shape.short {
+			b = append(b, ']')
+		} else {
+			b = appendTimeseriesTail(b, dp, conv.unit, 0)
+		}
+		if _, err := w.Write(b); err != nil {
 			return err
 		}
 		return w.Flush()

@@ -74,4 +74,40 @@ func TestExportStreamsPastTheReadLimit(t *testing.T) {
 			}
 		})
 	}
+	// The short form and closed_interval's points stream as well: a point
+	// at start carrying observation 2, observations 3 to n-1, a point at
+	// end carrying n-1.
+	t.Run("short and closed_interval", func(t *testing.T) {
+		start, end := at(2).Add(time.Second/2), at(n-1).Add(time.Second/2)
+		q := url.Values{"project_id": {itoa(pid)}, "dataPointID": {"dense"}, "short": {"true"}, "closed_interval": {"true"},
+			"start": {start.Format(time.RFC3339Nano)}, "end": {end.Format(time.RFC3339Nano)}}
+		r := e.do("GET", "/v2/datapoint/timeseries?"+q.Encode(), c.Admin, nil).want(t, 200)
+		var pairs []struct {
+			Time  time.Time
+			Value float64
+		}
+		var raw [][2]json.RawMessage
+		if err := json.Unmarshal(r.Body, &raw); err != nil {
+			t.Fatalf("the answer does not parse: %v", err)
+		}
+		for _, p := range raw {
+			var x struct {
+				Time  time.Time
+				Value float64
+			}
+			if json.Unmarshal(p[0], &x.Time) != nil || json.Unmarshal(p[1], &x.Value) != nil {
+				t.Fatalf("not a [time, value] pair: %s %s", p[0], p[1])
+			}
+			pairs = append(pairs, x)
+		}
+		if len(pairs) != n-1 || pairs[0].Value != 2 || !pairs[0].Time.Equal(start) ||
+			pairs[len(pairs)-1].Value != n-1 || !pairs[len(pairs)-1].Time.Equal(end) {
+			t.Fatalf("%d pairs, first %v, last %v", len(pairs), pairs[0], pairs[len(pairs)-1])
+		}
+		for i, p := range pairs[1 : len(pairs)-1] {
+			if k := 3 + i; !p.Time.Equal(at(k)) || p.Value != float64(k) {
+				t.Fatalf("pair %d is %v, want %s %d", i+1, p, at(k), k)
+			}
+		}
+	})
 }

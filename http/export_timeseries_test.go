@@ -298,7 +298,7 @@ func TestTimeseriesBadParameters(t *testing.T) {
 		{[]string{"start", "2024-13-01"}, "start"}, {[]string{"end", "2024-03-04T25:00:00Z"}, "end"},
 		{[]string{"start", "2024-03-05", "end", "2024-03-04"}, "start"}, {[]string{"start", "2024-03-04", "end", "2024-03-04"}, "start"},
 		{[]string{"samplerate", "fast"}, "samplerate"}, {[]string{"samplerate", "10"}, "samplerate"},
-		{[]string{"samplerate", "0s"}, "samplerate"}, {[]string{"samplerate", "1w"}, "samplerate"},
+		{[]string{"samplerate", "1.5s"}, "samplerate"}, {[]string{"samplerate", "1w"}, "samplerate"},
 		{[]string{"samplerate", "4000d"}, "samplerate"}, {[]string{"samplerate", "1s", "start", "2000-01-01", "end", "2024-01-01"}, "samplerate"},
 		{[]string{"samplerate", "1h", "aggregation", "sum"}, "aggregation"}, {[]string{"aggregation", "max"}, "samplerate"},
 		{[]string{"dataPointID", ""}, "dataPointID"}, {[]string{"dataPointID", `a\b`}, "dataPointID"},

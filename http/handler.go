@@ -36,6 +36,10 @@ type route struct {
 	// (c.Context().RequestBodyStream()), and enforce their own limit;
 	// for all others wrap reads it whole, within Config.BodyLimit.
 	StreamBody bool
+	// RespAlt is a second shape of the success answer, as a JSON schema
+	// (the short answer of GET /v2/datapoint/timeseries); the document
+	// offers it and Resp as oneOf.
+	RespAlt map[string]any
 	// FormToo routes take their body form-encoded as well as JSON
 	// (aedifion's clients send some bodies as forms).
 	FormToo bool

@@ -87,9 +87,13 @@ func operation(r *route) map[string]any {
 	if status == 0 {
 		status = 200
 	}
+	success := schemaOf(reflect.TypeOf(r.Resp))
+	if r.RespAlt != nil {
+		success = map[string]any{"oneOf": []any{success, r.RespAlt}}
+	}
 	responses := map[string]any{
 		itoa(int64(status)): map[string]any{"description": "success",
-			"content": map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Resp))}}},
+			"content": map[string]any{"application/json": map[string]any{"schema": success}}},
 	}
 	for _, code := range errorStatuses(r) {
 		when, ok := r.Errors[code]

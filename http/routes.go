@@ -1,6 +1,8 @@
 package http
 
 import (
+	"slices"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/openbdp/bdp/actors"
 
@@ -92,8 +94,10 @@ func v2Routes(s *Server) []*route {
 		{Method: "POST", Path: "/v2/project/{project_id}/importTimeseries", Tag: project, Op: "create",
 			Summary: "Import observations from a CSV file (form field import_file), streamed; on_error abort stores nothing when a line fails",
 			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
-		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project, Summary: "Read observations of a datapoint: window, limit, down-sampling, unit and currency conversion",
-			Query: timeseriesParams, Resp: timeseriesAnswer{}, Handle: s.readTimeseries,
+		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project,
+			Summary: "Read observations of a datapoint: window, limit, down-sampling with interpolation, unit and currency conversion, " +
+				"short form, closed interval",
+			Query: slices.Concat(timeseriesParams, exportCompatParams), Resp: timeseriesAnswer{}, RespAlt: shortAnswerSchema, Handle: s.readTimeseries,
 			Errors: map[int]string{422: "a unit or currency conversion that cannot be done (no units tag, incompatible target)"}},
 		{Method: "GET", Path: "/v2/labels/systems", Tag: general, Summary: "Units systems and currency systems for units_system and currency_system",
 			Resp: units.SystemsList{}, Handle: s.labelSystems},

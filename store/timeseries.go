@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -179,10 +181,16 @@ const (
 	Max    Aggregation = "max"
 	Median Aggregation = "median"
 	Count  Aggregation = "count"
+	// Mode is the most frequent value of an interval; among equally
+	// frequent values, the smallest.
+	Mode Aggregation = "mode"
+	// Distinct answers every distinct value of an interval, ascending,
+	// each as a point at the interval's time.
+	Distinct Aggregation = "distinct"
 )
 
 // Aggregations lists every aggregation, the default first.
-var Aggregations = []Aggregation{Mean, Min, Max, Median, Count}
+var Aggregations = []Aggregation{Mean, Min, Max, Median, Count, Mode, Distinct}
 
 // aggregateSQL is the SQL of each aggregation. Only these constants ever
 // reach the statement text.
@@ -192,6 +200,7 @@ var aggregateSQL = map[Aggregation]string{
 	Max:    "max(value)",
 	Median: "percentile_cont(0.5) WITHIN GROUP (ORDER BY value)",
 	Count:  "count(*)::double precision",
+	Mode:   "mode() WITHIN GROUP (ORDER BY value)",
 }
 
 // SampleOrigin is where sampling intervals are counted from: with it,
@@ -206,7 +215,7 @@ var SampleOrigin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // observations are left out.
 func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end time.Time, every time.Duration, origin time.Time, agg Aggregation) ([]Point, error) {
 	expr, ok := aggregateSQL[agg]
-	if !ok {
+	if !ok && agg != Distinct {
 		return nil, fault.Invalidf("unknown aggregation %q", agg)
 	}
 	if every < time.Microsecond {
@@ -226,6 +235,13 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 	sql := `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, ` + expr + `
 		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
 		GROUP BY bin`
+	if agg == Distinct {
+		// Many values per interval: the answer is bounded by
+		// MaxReadPoints like a raw read (one more row tells "over").
+		sql = `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, value
+		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
+		GROUP BY bin, value LIMIT ` + strconv.Itoa(MaxReadPoints+1)
+	}
 	capHint := int(min(SampleBins(start, end, every, origin), 4096))
 	read := func(from, to time.Time) ([]Point, error) {
 		return s.collectPoints(ctx, capHint, sql, datapoint, every, from, to, origin)
@@ -240,7 +256,15 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 	if err != nil {
 		return nil, fmt.Errorf("read sampled observations: %w", err)
 	}
-	slices.SortFunc(pts, func(a, b Point) int { return a.Time.Compare(b.Time) })
+	if len(pts) > MaxReadPoints {
+		return nil, ErrOverReadLimit
+	}
+	slices.SortFunc(pts, func(a, b Point) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Value, b.Value) // distinct: ascending values
+	})
 	return pts, nil
 }
 
@@ -288,6 +312,12 @@ func SampleBins(start, end time.Time, every time.Duration, origin time.Time) int
 	}
 	first, last := binMicros(start, step, origin), binMicros(end.Add(-time.Microsecond), step, origin)
 	return (last-first)/step + 1
+}
+
+// BinStart is the left boundary of the interval of length every, counted
+// from origin, that holds t (date_bin in Go).
+func BinStart(t time.Time, every time.Duration, origin time.Time) time.Time {
+	return time.UnixMicro(binMicros(t, every.Microseconds(), origin)).UTC()
 }
 
 // binMicros is date_bin in Go: the left boundary of t's interval, in
