@@ -1,6 +1,7 @@
 package http
 
 import (
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -154,6 +155,9 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 	p, err := s.store.DeleteProject(c.UserContext(), cl.ProjectID)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.engine.StopProject(c.UserContext(), p.ID); err != nil {
+		s.log.Warn("stop the virtual datapoints of a deleted project", slog.Int64("project_id", p.ID), slog.Any("error", err))
 	}
 	s.authz.forgetProject(p.ID)
 	s.ingest.ForgetProject(p.ID)

@@ -24,6 +24,8 @@ type Engine interface {
 	// CheckBudget refuses a definition over the window budget: its own
 	// windows (400), and with toRun the node's (503).
 	CheckBudget(def actors.Definition, toRun bool) error
+	// StopProject stops the running virtual datapoints of a project.
+	StopProject(ctx context.Context, projectID int64) error
 }
 
 // vdpObject is a virtual datapoint as api.md 2.10 shows it.

@@ -117,3 +117,21 @@ func toJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// Deleting a project stops its running virtual datapoints, so their
+// windows' share of the node budget comes back at once.
+func TestProjectDeleteGivesBackTheWindowBudget(t *testing.T) {
+	e := newTestEnvEngine(t, func(c *actors.EngineConfig) { c.Budget = actors.Budget{Node: 1 << 20} })
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin, countPins(1000)).want(t, 200)
+	e.do("POST", vdpPath(pid, "/run", "dataPointID", "out", "run", "true"), c.Admin, nil).want(t, 200)
+	want := window.EstimateBytes(window.Range{Count: 1000}, window.Max, time.Second)
+	if got := metricValue(t, e, "bdp_window_estimated_bytes"); got != fmt.Sprint(want) {
+		t.Fatalf("running: bdp_window_estimated_bytes %s, want %d", got, want)
+	}
+	e.do("DELETE", "/v2/project/"+itoa(pid), c.Admin, nil).want(t, 200)
+	if got := metricValue(t, e, "bdp_window_estimated_bytes"); got != "0" {
+		t.Fatalf("after the project's deletion: bdp_window_estimated_bytes %s, want 0", got)
+	}
+}
