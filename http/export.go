@@ -87,8 +87,11 @@ type timeseriesPoint struct {
 // shortAnswerSchema is the answer with short=true: [[time, value], ...].
 var shortAnswerSchema = map[string]any{
 	"type": "array", "description": "short=true: [time, value] pairs, ascending by time",
+	// Each pair as an array of two items, time (string) then value (number,
+	// null for an empty interval); prefixItems would say which is which,
+	// but OpenAPI tools that read 3.1 as 3.0 choke on it.
 	"items": map[string]any{"type": "array", "minItems": 2, "maxItems": 2,
-		"prefixItems": []any{map[string]any{"type": "string"}, map[string]any{"type": []any{"number", "null"}}}},
+		"items": map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "number"}, map[string]any{"type": "null"}}}},
 }
 
 // timeseriesQuery is the parsed query.
