@@ -26,10 +26,11 @@ const (
 	TooLarge                    // body over the size limit
 	Unprocessable               // a conversion that cannot be done
 	Unavailable                 // a dependency is down; try again later
+	Throttled                   // too many failed logins; try again after a wait
 )
 
 // Kinds lists every kind, for exhaustive tests.
-var Kinds = []Kind{Internal, Invalid, Unauthenticated, Forbidden, NotFound, Conflict, TooLarge, Unprocessable, Unavailable}
+var Kinds = []Kind{Internal, Invalid, Unauthenticated, Forbidden, NotFound, Conflict, TooLarge, Unprocessable, Unavailable, Throttled}
 
 func (k Kind) String() string {
 	switch k {
@@ -49,6 +50,8 @@ func (k Kind) String() string {
 		return "unprocessable"
 	case Unavailable:
 		return "unavailable"
+	case Throttled:
+		return "throttled"
 	default:
 		return "internal"
 	}

@@ -32,7 +32,7 @@ func (s *Server) authenticate(c *fiber.Ctx) (store.Principal, *rbac.Permissions,
 		if !ok {
 			return store.Principal{}, nil, fault.Unauthenticatedf("malformed Basic credentials")
 		}
-		userID, err = s.verifyPassword(c.UserContext(), email, password)
+		userID, err = s.verifyPassword(c.UserContext(), email, password, clientAddr(c))
 	case strings.EqualFold(scheme, "Bearer") && cred != "":
 		return s.verifyToken(c.UserContext(), cred)
 	default:
@@ -63,12 +63,9 @@ func parseBasic(cred string) (email, password string, ok bool) {
 // response times do not tell which emails exist.
 const dummyHash = "$argon2id$v=19$m=47104,t=1,p=1$c29tZXNhbHRzb21lc2FsdA$2jJcG1mT0W0n3r4m6vZ8Cq3a8gqkHfbpQm1JqzX0Xyc"
 
-// verifyPassword checks email and password, through the cache of recently
-// verified credentials when possible.
-func (s *Server) verifyPassword(ctx context.Context, email, password string) (int64, error) {
-	if id, ok := s.creds.Get(email, password); ok {
-		return id, nil
-	}
+// checkPassword checks email and password against the stored hash and
+// remembers them in the credentials cache when they match.
+func (s *Server) checkPassword(ctx context.Context, email, password string) (int64, error) {
 	begun := s.creds.Begin()
 	u, err := s.store.UserByEmail(ctx, email)
 	hash := u.PasswordHash

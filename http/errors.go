@@ -3,10 +3,12 @@ package http
 import (
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -30,6 +32,8 @@ func statusOf(k fault.Kind) int {
 		return fiber.StatusUnprocessableEntity
 	case fault.Unavailable:
 		return fiber.StatusServiceUnavailable
+	case fault.Throttled:
+		return fiber.StatusTooManyRequests
 	case fault.Internal:
 		return fiber.StatusInternalServerError
 	}
@@ -83,6 +87,10 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if kind == fault.Internal {
 		s.log.Error("request failed", slog.String("request_id", requestID(c)),
 			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.Any("error", err))
+	}
+	var throttled *auth.Throttled
+	if errors.As(err, &throttled) {
+		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(throttled.RetrySeconds(), 10))
 	}
 	if kind == fault.Unauthenticated {
 		challenge := `Basic realm="bdp"`

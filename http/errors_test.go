@@ -12,7 +12,7 @@ func TestStatusOfEveryKind(t *testing.T) {
 	want := map[fault.Kind]int{
 		fault.Internal: 500, fault.Invalid: 400, fault.Unauthenticated: 401, fault.Forbidden: 403,
 		fault.NotFound: 404, fault.Conflict: 409, fault.TooLarge: 413, fault.Unprocessable: 422,
-		fault.Unavailable: 503,
+		fault.Unavailable: 503, fault.Throttled: 429,
 	}
 	if len(want) != len(fault.Kinds) {
 		t.Fatalf("table covers %d kinds, fault has %d: add the new kind here and to statusOf", len(want), len(fault.Kinds))

@@ -100,8 +100,13 @@ func operation(r *route) map[string]any {
 		if !ok {
 			when = errorDescription(code)
 		}
-		responses[itoa(int64(code))] = map[string]any{"description": "error envelope: " + when,
+		resp := map[string]any{"description": "error envelope: " + when,
 			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+		if code == 429 || code == 503 {
+			resp["headers"] = map[string]any{"Retry-After": map[string]any{"description": "seconds to wait before trying again",
+				"schema": map[string]any{"type": "integer"}}}
+		}
+		responses[itoa(int64(code))] = resp
 	}
 	switch r.Tag {
 	case store.TagMeta:
@@ -132,7 +137,9 @@ func errorDescription(code int) string {
 	case 422:
 		return "the values cannot be converted as asked"
 	case 429:
-		return "too many failed logins; retry after Retry-After seconds"
+		return "too many failed password logins for this account or client address (by default more than 10 for one account, " +
+			"or 100 from one address, within a minute): even the right password is refused until Retry-After (seconds) has passed; " +
+			"bearer tokens are not affected"
 	case 503:
 		return "the database is unavailable; retry later"
 	}

@@ -37,6 +37,7 @@ type Config struct {
 	CredentialTTL time.Duration // verified-credentials cache; 0 disables it
 	HashParams    auth.HashParams
 	Version       string
+	LoginThrottle auth.ThrottleConfig // failed logins tolerated; zero fields take auth's defaults
 
 	// extraRoutes lets tests mount routes the API does not have, such as
 	// one that panics; they get no catalog id.
@@ -63,6 +64,9 @@ type Server struct {
 	// recomputes runs the exact recomputes (vdp_recompute.go); Shutdown
 	// cancels them.
 	recomputes recomputes
+
+	// throttle refuses password logins after too many failures.
+	throttle *loginThrottle
 }
 
 // Deps are the parts of the platform the HTTP layer talks to.
@@ -114,6 +118,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	var err error
 	if s.metrics, err = newMetrics(reg); err != nil {
+		return nil, err
+	}
+	if s.throttle, err = newLoginThrottle(cfg.LoginThrottle, reg); err != nil {
 		return nil, err
 	}
 	if err := s.syncCatalog(ctx); err != nil {

@@ -27,7 +27,7 @@ func (s *Server) issueToken(c *fiber.Ctx, _ *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	userID, err := s.verifyPassword(c.UserContext(), email, password)
+	userID, err := s.verifyPassword(c.UserContext(), email, password, clientAddr(c))
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,11 @@ type config struct {
 	// ResumeConcurrency is how many virtual datapoints resume at once
 	// after a restart (actors.Resume).
 	ResumeConcurrency int
+	// Failed password logins tolerated within LoginFailureWindow, per
+	// account and per client address, before 429.
+	LoginAccountFailures int
+	LoginAddressFailures int
+	LoginFailureWindow   time.Duration
 }
 
 // configVars documents every variable with its default, for --help and
@@ -66,6 +71,9 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_WINDOW_BUDGET_NODE", "1GiB", "most memory the windows of all running virtual datapoints may hold together by the estimate; a start over it is refused (503)"},
 	{"BDP_WINDOW_SOURCE_INTERVAL", "1s", "shortest interval assumed between two observations of a source, which bounds the estimate of time and cron windows (1ms to 1h)"},
 	{"BDP_RESUME_CONCURRENCY", "4", "virtual datapoints resumed at once after a restart, in the background (1 to 64)"},
+	{"BDP_LOGIN_ACCOUNT_FAILURES", "10", "failed password logins of one account within BDP_LOGIN_FAILURE_WINDOW before 429"},
+	{"BDP_LOGIN_ADDRESS_FAILURES", "100", "failed password logins from one client address (IPv6: its /64) within the window before 429"},
+	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -125,6 +133,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		{"BDP_TOKEN_TTL", &c.TokenTTL, time.Minute},
 		{"BDP_CREDENTIAL_CACHE_TTL", &c.CredentialTTL, 0},
 		{"BDP_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0},
+		{"BDP_LOGIN_FAILURE_WINDOW", &c.LoginFailureWindow, time.Second},
 	}
 	for _, d := range durations {
 		v, err := time.ParseDuration(get(d.name))
@@ -152,6 +161,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		bad("BDP_WINDOW_SOURCE_INTERVAL", errors.New("must be a duration from 1ms to 1h, such as 1s or 100ms"))
 	} else {
 		c.WindowSourceInterval = d
+	}
+	for name, dst := range map[string]*int{"BDP_LOGIN_ACCOUNT_FAILURES": &c.LoginAccountFailures, "BDP_LOGIN_ADDRESS_FAILURES": &c.LoginAddressFailures} {
+		n, err := strconv.Atoi(get(name))
+		if err != nil || n < 1 || n > 1_000_000 {
+			bad(name, errors.New("must be a whole number from 1 to 1000000"))
+		}
+		*dst = n
 	}
 	switch lvl := strings.ToLower(get("BDP_LOG_LEVEL")); lvl {
 	case "debug", "info", "warn", "error":

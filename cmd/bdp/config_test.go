@@ -29,6 +29,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.WindowBudgetDatapoint != 24<<20 || c.WindowBudgetNode != 1<<30 || c.WindowSourceInterval != time.Second {
 		t.Fatalf("window budget: %+v", c)
 	}
+	if c.LoginAccountFailures != 10 || c.LoginAddressFailures != 100 || c.LoginFailureWindow != time.Minute {
+		t.Fatalf("login throttle: %+v", c)
+	}
 }
 
 func TestConfigValues(t *testing.T) {
@@ -36,12 +39,14 @@ func TestConfigValues(t *testing.T) {
 		"BDP_HTTP_ADDR": "0.0.0.0:0", "BDP_BODY_LIMIT": "512KiB", "BDP_IMPORT_LIMIT": "3GiB", "BDP_CREDENTIAL_CACHE_TTL": "0s",
 		"BDP_DATABASE_URL": "postgres://u:p@db:5432/bdp", "BDP_TOKEN_SECRET": strings.Repeat("s", 32),
 		"BDP_LOG_LEVEL": "warn", "BDP_KAFKA_BROKERS": "127.0.0.1:9092, 127.0.0.1:9093",
+		"BDP_LOGIN_ACCOUNT_FAILURES": "5", "BDP_LOGIN_ADDRESS_FAILURES": "50", "BDP_LOGIN_FAILURE_WINDOW": "5m",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.HTTPAddr != "0.0.0.0:0" || c.BodyLimit != 512<<10 || c.ImportLimit != 3<<30 || c.CredentialTTL != 0 || c.LogLevel.String() != "WARN" ||
-		len(c.KafkaBrokers) != 2 || c.KafkaBrokers[1] != "127.0.0.1:9093" || c.KafkaTopic != "bdp.observations" {
+		len(c.KafkaBrokers) != 2 || c.KafkaBrokers[1] != "127.0.0.1:9093" || c.KafkaTopic != "bdp.observations" ||
+		c.LoginAccountFailures != 5 || c.LoginAddressFailures != 50 || c.LoginFailureWindow != 5*time.Minute {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -65,6 +70,9 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_WINDOW_SOURCE_INTERVAL": "0s",
 		"BDP_KAFKA_BROKERS":          "127.0.0.1:9092,nohost",
 		"BDP_KAFKA_TOPIC":            "bad topic!*",
+		"BDP_LOGIN_ACCOUNT_FAILURES": "0",
+		"BDP_LOGIN_ADDRESS_FAILURES": "many",
+		"BDP_LOGIN_FAILURE_WINDOW":   "500ms",
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/pipeline"
@@ -68,6 +69,8 @@ func runServe(ctx context.Context) error {
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version,
+		LoginThrottle: auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures, AddressFailures: cfg.LoginAddressFailures,
+			Window: cfg.LoginFailureWindow},
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg})
 	if err != nil {
 		return err

@@ -1,0 +1,90 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/fault"
+)
+
+// loginThrottle is the auth.Throttle of password logins with its count of
+// refused attempts on /metrics.
+type loginThrottle struct {
+	*auth.Throttle
+	refused *prometheus.CounterVec
+}
+
+func newLoginThrottle(cfg auth.ThrottleConfig, reg prometheus.Registerer) (*loginThrottle, error) {
+	th, err := auth.NewThrottle(cfg)
+	if err != nil {
+		return nil, err
+	}
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bdp_auth_throttled_total",
+		Help: "Password logins refused with 429 after too many failures, by the limit that refused them (account or address).",
+	}, []string{"scope"})
+	if err := reg.Register(refused); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	for _, scope := range []string{auth.ScopeAccount, auth.ScopeAddress} {
+		refused.WithLabelValues(scope) // present from the start, at 0
+	}
+	return &loginThrottle{Throttle: th, refused: refused}, nil
+}
+
+// refuse turns the throttle's refusal into the 429 fault (handleError
+// adds Retry-After) and counts it; other errors (a cancelled wait) pass.
+func (lt *loginThrottle) refuse(err error) error {
+	var th *auth.Throttled
+	if !errors.As(err, &th) {
+		return err
+	}
+	lt.refused.WithLabelValues(th.Scope).Inc()
+	return fault.Wrap(fault.Throttled, th, th.Error())
+}
+
+// verifyPassword checks email and password for a client at addr, through
+// the cache of recently verified credentials when possible. A throttled
+// account or address is refused before anything is looked at, even with
+// the right password, or throttling would not slow a guesser down.
+func (s *Server) verifyPassword(ctx context.Context, email, password string, addr netip.Addr) (int64, error) {
+	if err := s.throttle.Check(email, addr); err != nil {
+		return 0, s.throttle.refuse(err)
+	}
+	if id, ok := s.creds.Get(email, password); ok {
+		return id, nil
+	}
+	attempt, err := s.throttle.Begin(ctx, email, addr)
+	if err != nil {
+		return 0, s.throttle.refuse(err)
+	}
+	// A wait in Begin may have been for the same credentials, verified
+	// by another request meanwhile.
+	if id, ok := s.creds.Get(email, password); ok {
+		attempt.Done(true)
+		return id, nil
+	}
+	id, err := s.checkPassword(ctx, email, password)
+	switch {
+	case err == nil:
+		attempt.Done(true)
+	case fault.Is(err, fault.Unauthenticated):
+		attempt.Done(false)
+	default:
+		attempt.Cancel() // the database failed, not the client
+	}
+	return id, err
+}
+
+// clientAddr is the address the throttle counts a request against: the
+// peer's, since bdp trusts no proxy header.
+func clientAddr(c *fiber.Ctx) netip.Addr {
+	addr, _ := netip.ParseAddr(c.IP()) // an unparsable one is one key of its own
+	return addr
+}
