@@ -131,7 +131,9 @@ type rawHeader struct{ name, value string }
 func (h rawHeader) apply(r *nethttp.Request) { r.Header.Set(h.name, h.value) }
 
 func TestUnauthenticatedAnswersCarryChallenge(t *testing.T) {
-	e := newTestEnv(t)
+	// Ten wrong logins of the admin below: not enough to be throttled here
+	// (throttle_test.go covers that).
+	e := newTestEnv(t, func(c *Config) { c.LoginThrottle.AccountFailures = 100 })
 	c := e.newCompany()
 	var messages []string
 	for _, tc := range []struct {

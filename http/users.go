@@ -59,18 +59,8 @@ func (s *Server) createUser(c *fiber.Ctx, cl *call) (any, error) {
 
 // newUser validates the fields of a new user and hashes the password.
 func (s *Server) newUser(c *fiber.Ctx, companyID int64, first, last, email, password string) (store.NewUser, error) {
-	n := store.NewUser{CompanyID: companyID, FirstName: strings.TrimSpace(first), LastName: strings.TrimSpace(last)}
-	var err error
-	if n.Email, err = validEmail(email); err != nil {
-		return n, err
-	}
-	if utf8.RuneCountInString(n.FirstName) > maxNameLen || utf8.RuneCountInString(n.LastName) > maxNameLen {
-		return n, fault.Invalidf("firstName and lastName: at most %d characters", maxNameLen)
-	}
-	if err := validPassword("password", password); err != nil {
-		return n, err
-	}
-	n.PasswordHash, err = s.hasher.Hash(c.UserContext(), password)
+	n, err := newUserOf(c.UserContext(), s.hasher, first, last, email, password)
+	n.CompanyID = companyID
 	return n, err
 }
 

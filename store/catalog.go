@@ -65,3 +65,14 @@ func (s *Store) SyncEndpoints(ctx context.Context, decls []Endpoint) ([]Endpoint
 	})
 	return out, err
 }
+
+// EndpointIDs lists every persisted endpoint id: the grant of a company
+// admin role made outside a running server (`bdp admin`). Routes
+// persisted later join every admin role in SyncEndpoints.
+func (s *Store) EndpointIDs(ctx context.Context) ([]int32, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM endpoints ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int32])
+}

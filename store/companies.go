@@ -51,3 +51,11 @@ func (s *Store) Company(ctx context.Context, id int64) (Company, error) {
 		Scan(&c.ID, &c.Name, &c.Description, &c.Address, &c.Phone)
 	return c, translate(err, "company")
 }
+
+// HasCompany reports whether any company exists, so that the first start
+// can tell how to create one.
+func (s *Store) HasCompany(ctx context.Context) (bool, error) {
+	var exists bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies)`).Scan(&exists)
+	return exists, err
+}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,6 +19,8 @@ const usage = `bdp, the open building data platform
 Usage:
   bdp serve     run the platform (HTTP API, managed PostgreSQL unless BDP_DATABASE_URL is set)
   bdp migrate   apply database migrations and exit
+  bdp admin     create-company --name NAME --admin-email EMAIL | reset-password --email EMAIL
+                (on the database of bdp serve, running or not; bdp admin help for more)
   bdp version   print the version
 
 Configuration comes from the environment:
@@ -36,6 +39,8 @@ func main() {
 		err = runServe(ctx)
 	case "migrate":
 		err = runMigrate(ctx)
+	case "admin":
+		err = runAdmin(ctx, os.Args[2:], os.Stdin, os.Stdout)
 	case "version":
 		fmt.Println("bdp", version)
 	case "help", "-h", "--help":
@@ -43,6 +48,11 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "bdp: unknown command %q\n\n", os.Args[1])
 		printUsage()
+		os.Exit(2)
+	}
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintln(os.Stderr, "bdp admin:", usage.msg)
 		os.Exit(2)
 	}
 	if err != nil {

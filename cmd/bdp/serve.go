@@ -85,6 +85,10 @@ func runServe(ctx context.Context) error {
 	}
 	log.Info("bdp serving", slog.String("http", "http://"+ln.Addr().String()), slog.String("version", version),
 		slog.Bool("operator_api", cfg.OperatorToken != ""))
+	if has, err := st.HasCompany(ctx); err == nil && !has {
+		log.Info("no company yet: create the first one with `"+firstCompanyHint+"` (same BDP_* environment, while bdp serve runs or not); it prints the admin's password",
+			slog.String("command", firstCompanyHint))
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

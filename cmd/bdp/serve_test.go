@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,8 +51,26 @@ type server struct {
 	cmd     *exec.Cmd
 	dataDir string
 	base    string
-	log     *bytes.Buffer
+	log     *syncBuffer
 	exited  chan error
+}
+
+// syncBuffer is the output of a bdp process, read while it writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // dataDir makes a state directory the postgres system user can traverse,
@@ -71,7 +90,7 @@ func newDataDir(t *testing.T) string {
 func startServe(t *testing.T, dataDir string, env ...string) *server {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "addresses.json"))
-	s := &server{t: t, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	s := &server{t: t, dataDir: dataDir, log: &syncBuffer{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bdpBinary, "serve")
 	s.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + dataDir,
 		"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, env...)...)

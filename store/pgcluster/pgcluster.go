@@ -60,6 +60,9 @@ type Cluster struct {
 
 	mu      sync.Mutex // serializes Stop
 	stopped bool
+	// attached: the server belongs to another process (Attach), which
+	// Stop leaves running.
+	attached bool
 }
 
 const (
@@ -145,6 +148,42 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	return c, nil
 }
 
+// ErrNotRunning is Attach's answer when no server runs on the directory.
+var ErrNotRunning = errors.New("pgcluster: no server running")
+
+// Attach connects to the server another process (bdp serve, or a server it
+// left behind) runs on opts.Dir, without taking it over: Stop on the
+// result leaves it running. It returns ErrNotRunning when no server runs
+// there, and then the caller may Start one of its own.
+func Attach(ctx context.Context, opts Options) (*Cluster, error) {
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("pgcluster: %w", err)
+	}
+	c := &Cluster{dir: dir, log: opts.Logger, attached: true}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	pid, port, err := readPIDFile(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotRunning
+	}
+	if err != nil {
+		return nil, err
+	}
+	if exited(pid) {
+		return nil, ErrNotRunning
+	}
+	if c.password, err = readPassword(dir); err != nil {
+		return nil, err
+	}
+	c.pid, c.port = pid, port
+	if err := c.withMaintenanceConn(ctx, func(*pgx.Conn) error { return nil }); err != nil {
+		return nil, fmt.Errorf("pgcluster: the server running on %s (pid %d) does not answer on port %d: %w", dir, pid, port, err)
+	}
+	return c, nil
+}
+
 // URL returns the connection URL of the bdp database. It stays valid only
 // while the server runs; the port may differ after the next Start.
 func (c *Cluster) URL() string {
@@ -157,7 +196,7 @@ func (c *Cluster) URL() string {
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopped {
+	if c.stopped || c.attached {
 		return nil
 	}
 	pid, err := readPID(c.dir)

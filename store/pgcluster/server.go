@@ -142,16 +142,25 @@ func freePort() (int, error) {
 
 // readPID returns the postmaster PID from the first line of postmaster.pid.
 func readPID(dir string) (int, error) {
+	pid, _, err := readPIDFile(dir)
+	return pid, err
+}
+
+// readPIDFile returns the postmaster PID and port from postmaster.pid
+// (lines 1 and 4); the port is 0 while the server is still starting.
+func readPIDFile(dir string) (pid, port int, err error) {
 	data, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
 	if err != nil {
-		return 0, fmt.Errorf("pgcluster: %w", err)
+		return 0, 0, fmt.Errorf("pgcluster: %w", err)
 	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil {
-		return 0, fmt.Errorf("pgcluster: malformed postmaster.pid in %s: %w", dir, err)
+	lines := strings.Split(string(data), "\n")
+	if pid, err = strconv.Atoi(strings.TrimSpace(lines[0])); err != nil {
+		return 0, 0, fmt.Errorf("pgcluster: malformed postmaster.pid in %s: %w", dir, err)
 	}
-	return pid, nil
+	if len(lines) > 3 {
+		port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+	}
+	return pid, port, nil
 }
 
 // exited reports whether pid is gone or a zombie.

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/fault"
+	bdphttp "github.com/openbdp/bdp/http"
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+const adminUsage = `Usage:
+  bdp admin create-company --name NAME --admin-email EMAIL [--first-name F] [--last-name L] [--password-stdin]
+  bdp admin reset-password --email EMAIL [--password-stdin]
+
+Both work on the database bdp serve uses (BDP_DATABASE_URL, or the managed
+cluster under BDP_DATA_DIR), whether or not bdp serve is running. The
+password is read from the first line of standard input with
+--password-stdin; otherwise one is generated and printed once.
+`
+
+// firstCompanyHint is what bdp serve logs while there is no company.
+const firstCompanyHint = "bdp admin create-company --name NAME --admin-email EMAIL"
+
+// runAdmin runs `bdp admin <command>`; out receives what the operator
+// must see (a generated password), in receives --password-stdin.
+func runAdmin(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	if len(args) == 0 {
+		return usageError{adminUsage}
+	}
+	switch args[0] {
+	case "create-company":
+		return adminCreateCompany(ctx, args[1:], in, out)
+	case "reset-password":
+		return adminResetPassword(ctx, args[1:], in, out)
+	case "help", "-h", "--help":
+		fmt.Fprint(out, adminUsage)
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown admin command %q\n\n%s", args[0], adminUsage)}
+}
+
+// usageError is a command line mistake: bdp prints it and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func adminCreateCompany(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	fs := flag.NewFlagSet("create-company", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("name", "", "company name")
+	email := fs.String("admin-email", "", "email of the company's first user, its admin")
+	first := fs.String("first-name", "Admin", "the admin's first name")
+	last := fs.String("last-name", "", "the admin's last name (default: the company name)")
+	fromStdin := fs.Bool("password-stdin", false, "read the admin's password from standard input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *name == "" || *email == "" {
+		return usageError{"create-company needs --name and --admin-email\n\n" + adminUsage}
+	}
+	if *last == "" {
+		*last = *name
+	}
+	password, generated, err := adminPassword(*fromStdin, in)
+	if err != nil {
+		return err
+	}
+	return withAdminStore(ctx, func(st *store.Store, hasher *auth.Hasher) error {
+		co, u, err := bdphttp.CreateCompany(ctx, st, hasher, *name, bdphttp.CompanyAdmin{
+			FirstName: *first, LastName: *last, Email: *email, Password: password})
+		if err != nil {
+			return clientError(err)
+		}
+		fmt.Fprintf(out, "created company %q (id %d) with its admin %s (user %d)\n", co.Name, co.ID, u.Email, u.ID)
+		printPassword(out, generated, u.Email, password)
+		return nil
+	})
+}
+
+func adminResetPassword(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	fs := flag.NewFlagSet("reset-password", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	email := fs.String("email", "", "email of the user")
+	fromStdin := fs.Bool("password-stdin", false, "read the new password from standard input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *email == "" {
+		return usageError{"reset-password needs --email\n\n" + adminUsage}
+	}
+	password, generated, err := adminPassword(*fromStdin, in)
+	if err != nil {
+		return err
+	}
+	return withAdminStore(ctx, func(st *store.Store, hasher *auth.Hasher) error {
+		u, err := bdphttp.ResetPassword(ctx, st, hasher, *email, password)
+		if err != nil {
+			return clientError(err)
+		}
+		fmt.Fprintf(out, "new password set for %s (user %d)\n", u.Email, u.ID)
+		printPassword(out, generated, u.Email, password)
+		return nil
+	})
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("%v\n\n%s", err, adminUsage)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q\n\n%s", fs.Arg(0), adminUsage)}
+	}
+	return nil
+}
+
+// adminPassword reads the first line of in, or generates a password of
+// 144 random bits.
+func adminPassword(fromStdin bool, in io.Reader) (password string, generated bool, err error) {
+	if !fromStdin {
+		b := make([]byte, 18)
+		if _, err := rand.Read(b); err != nil {
+			return "", false, err
+		}
+		return base64.RawURLEncoding.EncodeToString(b), true, nil
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", false, fmt.Errorf("read the password from standard input: %w", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", false, errors.New("--password-stdin: standard input holds no password")
+	}
+	return line, false, nil
+}
+
+func printPassword(out io.Writer, generated bool, email, password string) {
+	if !generated {
+		fmt.Fprintf(out, "log in as %s with the password given\n", email)
+		return
+	}
+	// Shown once: bdp keeps only its hash.
+	fmt.Fprintf(out, "password: %s\n(shown only now; log in with it, e.g. curl -u '%s:PASSWORD' http://127.0.0.1:8080/v2/user)\n", password, email)
+}
+
+// clientError words a refusal (a duplicate, an unknown email, a short
+// password) as the API would, without the error chain behind it.
+func clientError(err error) error {
+	if k := fault.KindOf(err); k != fault.Internal {
+		return errors.New(fault.Message(err))
+	}
+	return err
+}
+
+// withAdminStore opens the database of bdp serve: BDP_DATABASE_URL, or the
+// managed cluster, which it shares with a running bdp serve (attaching
+// to its server, never taking it over), or else starts for the time of
+// the command and stops again. Migrations are applied, so the command
+// works on a cluster no server has used yet.
+func withAdminStore(ctx context.Context, fn func(*store.Store, *auth.Hasher) error) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
+	// Only trouble is worth a line here: the command's own output is what
+	// the operator reads.
+	log := newLogger(max(cfg.LogLevel, slog.LevelWarn))
+	var st *store.Store
+	closeDB := func() {}
+	attached := false
+	if cfg.DatabaseURL == "" {
+		dir, err := filepath.Abs(filepath.Join(cfg.DataDir, "postgres"))
+		if err != nil {
+			return err
+		}
+		cl, err := pgcluster.Attach(ctx, pgcluster.Options{Dir: dir, Logger: log})
+		switch {
+		case err == nil:
+			attached = true
+			if st, err = store.Open(ctx, cl.URL()); err != nil {
+				return err
+			}
+			closeDB = st.Close
+		case !errors.Is(err, pgcluster.ErrNotRunning):
+			return fmt.Errorf("managed PostgreSQL: %w", err)
+		}
+	}
+	if !attached {
+		if st, closeDB, err = openDatabase(ctx, cfg, log); err != nil {
+			return err
+		}
+	} else if _, err := st.Migrate(ctx); err != nil {
+		closeDB()
+		return err
+	}
+	defer closeDB()
+	return fn(st, auth.NewHasher(auth.DefaultHashParams, 1))
+}
