@@ -10,6 +10,7 @@ import (
 
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
 )
 
 // statusOf maps every fault kind to its status code (decisions.md 3). The
@@ -82,6 +83,13 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		if kind == fault.Internal {
 			msg = "internal error"
 		}
+	}
+	if kind == fault.Internal && store.IsUnavailable(err) {
+		// PostgreSQL is down or restarting (the managed one is restarted
+		// by its supervisor): the client should retry, not report a bug.
+		kind, msg = fault.Unavailable, "the database is unavailable; try again shortly"
+		c.Set(fiber.HeaderRetryAfter, "1")
+		s.log.Warn("database unavailable", slog.String("request_id", requestID(c)), slog.String("path", c.Path()), slog.Any("error", err))
 	}
 	status := statusOf(kind)
 	if kind == fault.Internal {

@@ -141,7 +141,7 @@ func errorDescription(code int) string {
 			"or 100 from one address, within a minute): even the right password is refused until Retry-After (seconds) has passed; " +
 			"bearer tokens are not affected"
 	case 503:
-		return "the database is unavailable; retry later"
+		return "unavailable for now, as while the managed PostgreSQL restarts; retry after Retry-After (seconds)"
 	}
 	return "error"
 }

@@ -140,7 +140,14 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*store.Sto
 		}
 		log.Info("managed PostgreSQL running", slog.String("dir", dir), slog.Duration("took", time.Since(started)))
 		url = cl.URL()
+		// A dead postmaster is restarted on the same port, so the pool's URL
+		// stays valid; meanwhile requests answer 503 (http/errors.go).
+		superviseCtx, stopSupervising := context.WithCancel(context.Background())
+		supervised := make(chan struct{})
+		go func() { defer close(supervised); cl.Supervise(superviseCtx, pgcluster.SuperviseOptions{}) }()
 		stopCluster = func() {
+			stopSupervising()
+			<-supervised
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := cl.Stop(sctx); err != nil {

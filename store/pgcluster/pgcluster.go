@@ -210,6 +210,11 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		c.log.Info("PostgreSQL server was taken over by another Start; leaving it running", "dir", c.dir, "pid", pid)
 		c.stopped = true
 		return nil
+	case exited(pid):
+		// It died (and was not restarted yet): nothing to stop; the next
+		// Start removes its lock file.
+		c.stopped = true
+		return nil
 	}
 	if err := c.stopServer(ctx); err != nil {
 		return err
