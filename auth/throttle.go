@@ -82,7 +82,7 @@ type Throttle struct {
 	origin  time.Time
 	seed    maphash.Seed
 
-	mu        sync.Mutex
+	mu        sync.RWMutex // Check, on every request, only reads
 	accounts  map[uint64]*failureCount
 	addresses map[uint64]*failureCount
 	// changed is closed and replaced whenever an attempt ends, waking the
@@ -125,9 +125,12 @@ func (t *Throttle) Config() ThrottleConfig { return t.cfg }
 // It is cheap: call it before any cache or database lookup.
 func (t *Throttle) Check(account string, addr netip.Addr) error {
 	acc, adr := t.keys(account, addr)
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.accounts[acc] == nil && t.addresses[adr] == nil {
+		return nil // no failures: the common case skips the clock
+	}
 	slot, now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	return t.refusal(acc, adr, slot, now)
 }
 
@@ -212,7 +215,8 @@ func (t *Throttle) now() (int64, time.Time) {
 	return max(int64(now.Sub(t.origin)/t.slotLen), 0), now // a clock set back counts as the origin
 }
 
-// refusal returns the *Throttled error for the keys, or nil. Holds t.mu.
+// refusal returns the *Throttled error for the keys, or nil. Holds t.mu,
+// for reading at least; it changes nothing.
 func (t *Throttle) refusal(acc, adr uint64, slot int64, now time.Time) error {
 	scope, wait := ScopeAccount, t.wait(t.accounts[acc], int32(t.cfg.AccountFailures), slot, now)
 	if w := t.wait(t.addresses[adr], int32(t.cfg.AddressFailures), slot, now); w > wait {
@@ -230,13 +234,12 @@ func (t *Throttle) wait(f *failureCount, limit int32, slot int64, now time.Time)
 	if f == nil {
 		return 0
 	}
-	f.advance(slot)
-	remaining := f.total()
+	remaining := f.totalAt(slot)
 	if remaining < limit {
 		return 0
 	}
-	for s := f.newest - throttleSlots + 1; s <= f.newest; s++ {
-		remaining -= f.counts[mod(s)]
+	for s := slot - throttleSlots + 1; s <= slot; s++ {
+		remaining -= f.countAt(s)
 		if remaining < limit {
 			// Slot s leaves the window when slot s+throttleSlots begins.
 			return t.origin.Add(time.Duration(s+throttleSlots) * t.slotLen).Sub(now)
@@ -295,8 +298,8 @@ func (t *Throttle) keys(account string, addr netip.Addr) (acc, adr uint64) {
 			addr = p.Addr()
 		}
 	}
-	b, _ := addr.MarshalBinary() // never fails; an invalid address is one key of its own
-	return acc, maphash.Bytes(t.seed, b)
+	b := addr.As16() // IPv4 as ::ffff:a.b.c.d; an invalid address is one key (zeros)
+	return acc, maphash.Bytes(t.seed, b[:])
 }
 
 // failureCount holds one key's failures per slot of the window, and its
@@ -320,6 +323,24 @@ func (f *failureCount) advance(slot int64) {
 		}
 	}
 	f.newest = slot
+}
+
+// countAt is the count of slot without moving the window (for readers):
+// slots outside the window held by counts have none.
+func (f *failureCount) countAt(s int64) int32 {
+	if s > f.newest || s <= f.newest-throttleSlots {
+		return 0
+	}
+	return f.counts[mod(s)]
+}
+
+// totalAt is the failures within the window ending at slot, read only.
+func (f *failureCount) totalAt(slot int64) int32 {
+	var n int32
+	for s := slot - throttleSlots + 1; s <= slot; s++ {
+		n += f.countAt(s)
+	}
+	return n
 }
 
 func (f *failureCount) total() int32 {

@@ -269,3 +269,19 @@ func TestThrottleConfigChecks(t *testing.T) {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
+
+// Check runs on every Basic request, cached or not: its cost is the
+// throttle's price on the hot path.
+func BenchmarkThrottleCheck(b *testing.B) {
+	th, err := NewThrottle(ThrottleConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := th.Check("ada@acme.test", loopback); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
