@@ -39,8 +39,10 @@ import (
 // so each timed pin holds the value it emitted there, as in an actor that
 // ran through. Each pin's window is first filled with the history before W
 // the way it would hold it: its Count newest, or for time and cron windows
-// everything since Since(L), L the newest observation before W; this
-// emits nothing. Outputs of [W, start) are calculated and dropped. A timed
+// everything since Since(L), L the newest observation before W, at most
+// the newest window.MaxObservations (the window keeps no more), plus one
+// more so that a gradient's previous input is as it was (windowHistory);
+// this emits nothing and evaluates each aggregate once (window.Pin.Fill). Outputs of [W, start) are calculated and dropped. A timed
 // pin whose window is empty at its last boundary before start has no value
 // until a boundary in the period finds data, as after an actor restart.
 

@@ -53,7 +53,7 @@ func (p *Pin) Observe(o Observation) (fired bool) {
 	if !p.w.Add(o) || p.trig != EveryValue {
 		return false
 	}
-	return p.emitCurrent()
+	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, p.medianScratch()))
 }
 
 // Fill adds observations of the pin's source, leaving the pin as calling
@@ -82,9 +82,10 @@ func (p *Pin) Fill(obs []Observation) {
 }
 
 // emitCurrent emits the aggregate over the window's current contents at its
-// newest observation, as Observe does for an every_value pin.
-func (p *Pin) emitCurrent() bool {
-	return p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, p.medianScratch()))
+// newest observation, as Observe does for an every_value pin (which spells
+// it out: the live path stays as it was, one call shallower).
+func (p *Pin) emitCurrent() {
+	p.emit(p.agg.apply(p.w.obs(), p.w.buf[len(p.w.buf)-1].Time, p.medianScratch()))
 }
 
 // Fire evaluates a timed pin at boundary at: the aggregate over the window
