@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance"
 
-# Examples per operation and phase.
+# Examples per operation and phase (BDP_SCHEMATHESIS_ARGS adds options,
+# e.g. --continue-on-failure).
 MAX_EXAMPLES = os.environ.get("BDP_SCHEMATHESIS_EXAMPLES", "30")
 
 # Operations left out, by operationId, each for a reason:
@@ -80,16 +81,22 @@ class Seed:
         self.call("POST", f"/v2/project/{self.project}/role/{self.project_role}/user/{self.user}")
 
     def env(self):
-        return {"BDP_ST_PROJECT": str(self.project), "BDP_ST_SPARE_PROJECT": str(self.spare_project)}
+        return {"BDP_ST_PROJECT": str(self.project), "BDP_ST_SPARE_PROJECT": str(self.spare_project),
+                "BDP_ST_ADMIN_USER": str(self.admin.user_id), "BDP_ST_SPARE_USER": str(self.user)}
 
-    def admin_intact(self):
-        """Whether the admin can still log in, holds the company admin
-        role and reaches the seeded project: a run that lost any of them
-        would have tested little after that point."""
+    def admin_lost(self):
+        """What the admin lost during the run, if anything: their login,
+        the company admin role or the seeded project. A run that lost one
+        of them tested little after that point."""
         r = requests.get(self.base + "/v2/user", auth=self.auth, timeout=60)
-        if r.status_code != 200 or self.admin_role not in [role["id"] for role in r.json()["companyroles"]]:
-            return False
-        return requests.get(f"{self.base}/v2/project/{self.project}", auth=self.auth, timeout=60).status_code == 200
+        if r.status_code != 200:
+            return f"their login (GET /v2/user: {r.status_code})"
+        if self.admin_role not in [role["id"] for role in r.json()["companyroles"]]:
+            return f"the company admin role ({r.text})"
+        r = requests.get(f"{self.base}/v2/project/{self.project}", auth=self.auth, timeout=60)
+        if r.status_code != 200:
+            return f"the seeded project (GET /v2/project/{self.project}: {r.status_code})"
+        return None
 
     def config(self):
         """schemathesis.toml: ids that exist, drawn in most cases."""
@@ -126,7 +133,10 @@ def schemathesis(server, workdir, env, *args):
         "--url", server.base,
         "--checks", CHECKS,
         "--max-examples", MAX_EXAMPLES,
-        "--generation-deterministic",
+        # Deterministic by default, as CI needs; BDP_SCHEMATHESIS_SEED=N
+        # explores other cases, reproducibly.
+        *(["--seed", os.environ["BDP_SCHEMATHESIS_SEED"]] if os.environ.get("BDP_SCHEMATHESIS_SEED")
+          else ["--generation-deterministic"]),
         # One worker: with two, hypothesis parses lambdas in two threads at
         # once, which CPython 3.11's ast module does not survive.
         "--workers", "1",
@@ -160,8 +170,9 @@ def main():
                 excluded += ["--exclude-operation-id", operation_id]
             v2 = schemathesis(server, workdir, env, "--include-path-regex", "^/v2/",
                               "--auth", f"{admin.email}:{admin.password}", *excluded)
-            if not seed.admin_intact():
-                print("the admin lost their login, role or project during the run", file=sys.stderr)
+            lost = seed.admin_lost()
+            if lost:
+                print(f"the admin lost {lost} during the run", file=sys.stderr)
                 v2 = v2 or 1
             operator = schemathesis(server, workdir, env, "--include-path-regex", "^/operator/",
                                     "--header", "Authorization: Bearer " + bdpserver.OPERATOR_TOKEN)
