@@ -174,6 +174,10 @@ func TestImportTimestampForms(t *testing.T) {
 		{"2024-01-31T04:30:00-05:30", at},
 		{"31.01.2024 10:00:00", at},
 		{"2024/01/31 10:00:00", at},
+		// One-digit hours, as people write them (issue 8 item 12).
+		{"2024-01-31 8:00:00", at.Add(-2 * time.Hour)},
+		{"2024-01-31 1:00:00.000", at.Add(-9 * time.Hour)},
+		{"2024-01-31T3:00:00+01", at.Add(-8 * time.Hour)},
 	}
 	var file strings.Builder
 	for i, f := range forms {
