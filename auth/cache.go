@@ -108,3 +108,13 @@ func (c *CredentialCache) DropUser(userID int64) {
 	}
 	delete(c.byUser, userID)
 }
+
+// DropAll forgets every credential: called when changes to users may have
+// gone unseen (the notifications of another process were missed).
+func (c *CredentialCache) DropAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drops++
+	c.entries = map[[sha256.Size]byte]cacheEntry{}
+	c.byUser = map[int64][][sha256.Size]byte{}
+}

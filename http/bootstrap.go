@@ -48,10 +48,10 @@ func CreateCompany(ctx context.Context, st *store.Store, hasher *auth.Hasher, co
 	return co, u, err
 }
 
-// ResetPassword sets a new password for the user with this email. A
-// running server takes the new password at once (it is not in its cache);
-// the old one may pass there until BDP_CREDENTIAL_CACHE_TTL ends, and
-// bearer tokens issued before die within seconds (the role cache's TTL).
+// ResetPassword sets a new password for the user with this email. Running
+// servers on the database take it at once; to make them drop the old
+// password and the tokens issued with it at once too, the caller then
+// tells them with store.NotifyCredentialsChanged.
 func ResetPassword(ctx context.Context, st *store.Store, hasher *auth.Hasher, email, password string) (store.User, error) {
 	u, err := st.UserByEmail(ctx, email)
 	if err != nil {

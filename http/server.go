@@ -67,6 +67,8 @@ type Server struct {
 
 	// throttle refuses password logins after too many failures.
 	throttle *loginThrottle
+	// stopCredentialsListener ends startCredentialsListener's goroutine.
+	stopCredentialsListener func()
 }
 
 // Deps are the parts of the platform the HTTP layer talks to.
@@ -149,6 +151,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	s.app.Use(s.requestID, s.closeUnreadBody, s.observe, recover.New(recover.Config{EnableStackTrace: true,
 		StackTraceHandler: s.logPanic}))
 	s.mount()
+	s.stopCredentialsListener = s.startCredentialsListener()
 	return s, nil
 }
 
@@ -205,6 +208,7 @@ func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 // ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
+	s.stopCredentialsListener()
 	return errors.Join(err, s.recomputes.shutdown(ctx))
 }
 

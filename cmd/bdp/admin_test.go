@@ -70,6 +70,11 @@ func TestAdminCommandsOnTheManagedDatabase(t *testing.T) {
 	if status, body := s.request("GET", "/v2/user", basicAuth("ada@acme.test", "a-new-long-password"), ""); status != 200 {
 		t.Fatalf("the reset password does not work at once: %d %s", status, body)
 	}
+	// The old password was cached by the server; it is forgotten at once.
+	waitFor(t, s, func() bool {
+		status, _ := s.request("GET", "/v2/user", basicAuth("ada@acme.test", pw), "")
+		return status == 401
+	})
 
 	// Refusals are clear and change nothing.
 	refusals := []struct {
@@ -113,13 +118,13 @@ func TestAdminCommandsOnTheManagedDatabase(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond for up to 2 s.
 func waitFor(t *testing.T, s *server, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("condition not met within 10 s; log:\n%s", s.log.String())
+	t.Fatalf("condition not met within 2 s; log:\n%s", s.log.String())
 }
