@@ -173,9 +173,10 @@ func clientError(err error) error {
 
 // withAdminStore opens the database of bdp serve: BDP_DATABASE_URL, or the
 // managed cluster, which it shares with a running bdp serve (attaching
-// to its server, never taking it over), or else starts for the time of
-// the command and stops again. Migrations are applied, so the command
-// works on a cluster no server has used yet.
+// to its server, never taking it over, and leaving the schema to it), or
+// else starts for the time of the command and stops again. Without a
+// running server, migrations are applied, so the command also works on a
+// database no server has used yet.
 func withAdminStore(ctx context.Context, fn func(*store.Store, *auth.Hasher) error) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
@@ -208,9 +209,6 @@ func withAdminStore(ctx context.Context, fn func(*store.Store, *auth.Hasher) err
 		if st, closeDB, err = openDatabase(ctx, cfg, log); err != nil {
 			return err
 		}
-	} else if _, err := st.Migrate(ctx); err != nil {
-		closeDB()
-		return err
 	}
 	defer closeDB()
 	return fn(st, auth.NewHasher(auth.DefaultHashParams, 1))
