@@ -62,10 +62,16 @@ class Seed:
         self.admin_role = self.admin.role_id
         self.project = self.call("POST", "/v2/company/project", json={"name": "fuzzed"})["resource"]["project"]["id"]
         self.spare_project = self.call("POST", "/v2/company/project", json={"name": "to delete"})["resource"]["project"]["id"]
+        # temp_1 has a gap (interpolation fills it) and a unit (conversions
+        # work); temp_2 has none (conversions answer 422).
         self.call("POST", f"/v2/project/{self.project}/timeseries", json={
-            "temp_1": [{"time": "2024-01-01T00:00:00Z", "value": 20.5}, {"time": "2024-01-01T01:00:00Z", "value": 21}],
+            "temp_1": [{"time": "2024-01-01T00:00:00Z", "value": 20.5}, {"time": "2024-01-01T01:00:00Z", "value": 21},
+                       {"time": "2024-01-01T05:30:00Z", "value": 19}],
             "temp_2": [{"time": "2024-01-01T00:00:00Z", "value": 18}],
         })
+        requests.put(f"{self.base}/operator/projects/{self.project}/datapoints/temp_1/tags", timeout=60,
+                     headers={"Authorization": "Bearer " + bdpserver.OPERATOR_TOKEN},
+                     json=[{"key": "units", "value": "celsius"}]).raise_for_status()
         self.call("POST", f"/v2/project/{self.project}/virtual_datapoint",
                   params={"dataPointID": "temp_sum", "type": "formula"},
                   json={"pins": {"P1": {"dataPointID": "temp_1"}, "P2": {"dataPointID": "temp_2"}},

@@ -383,3 +383,62 @@ def test_csv_import_tutorial_file(api_url, admin, tmp_path):
         assert r.status_code == 200, r.text
         assert r.json()["dataPointID"] == dp
         assert r.json()["data"] == [{"time": time, "value": value}], dp
+
+
+def test_export_parameters_aedifion_documents(api_url, admin):
+    # GET /v2/datapoint/timeseries with the parameters of aedifion's
+    # OpenAPI document beyond the tutorial's: short, interpolation,
+    # closed_interval and its aggregations.
+    auth = (admin.email, admin.password)
+    project_id = new_project(api_url, auth, admin.company_id, "Export")
+    observations = [("2024-03-01T00:00:00Z", 10), ("2024-03-01T00:30:00Z", 10), ("2024-03-01T01:00:00Z", 20),
+                    ("2024-03-01T03:00:00Z", 40), ("2024-03-01T03:20:00Z", 50)]
+    r = requests.post(f"{api_url}/v2/project/{project_id}/timeseries", auth=auth,
+                      json={"AHU1.SupplyTemp": [{"time": t, "value": v} for t, v in observations]})
+    assert r.status_code in (200, 201), r.text
+    url = f"{api_url}/v2/datapoint/timeseries"
+    query = {"project_id": project_id, "dataPointID": "AHU1.SupplyTemp"}
+    hourly = dict(query, start="2024-03-01T00:00:00Z", end="2024-03-01T04:00:00Z", samplerate="1h")
+
+    # short: only the data, as [time, value] pairs
+    r = requests.get(url, auth=auth, params=dict(query, start="2024-03-01", end="2024-03-02", short=True))
+    assert r.status_code == 200, r.text
+    assert r.json() == [[t, v] for t, v in observations]
+
+    # interpolation of the empty interval 02:00-03:00 of an hourly read
+    def hourly_means(**extra):
+        r = requests.get(url, auth=auth, params=dict(hourly, **extra))
+        assert r.status_code == 200, r.text
+        return [(o["time"][11:16], o["mean"]) for o in r.json()["data"]]
+
+    assert hourly_means(interpolation="previous") == [("00:00", 10), ("01:00", 20), ("02:00", 20), ("03:00", 45)]
+    assert hourly_means(interpolation="linear") == [("00:00", 10), ("01:00", 20), ("02:00", 32.5), ("03:00", 45)]
+    assert hourly_means(interpolation="null") == [("00:00", 10), ("01:00", 20), ("02:00", None), ("03:00", 45)]
+
+    # closed_interval: the last value before start and before end, at
+    # start and at end
+    r = requests.get(url, auth=auth, params=dict(query, start="2024-03-01T00:10:00Z", end="2024-03-01T03:10:00Z",
+                                                 closed_interval=True))
+    assert r.status_code == 200, r.text
+    assert [(o["time"][11:16], o["value"]) for o in r.json()["data"]] == [
+        ("00:10", 10), ("00:30", 10), ("01:00", 20), ("03:00", 40), ("03:10", 40)]
+
+    # the aggregations aedifion documents, each under its own name
+    expected = {
+        "mean": [10, 20, 45], "min": [10, 20, 40], "max": [10, 20, 50], "median": [10, 20, 45],
+        "count": [2, 1, 2],
+    }
+    for aggregation, values in expected.items():
+        r = requests.get(url, auth=auth, params=dict(hourly, aggregation=aggregation))
+        assert r.status_code == 200, r.text
+        assert [o[aggregation] for o in r.json()["data"]] == values, aggregation
+    # mode: the most frequent value; 03:00 holds 40 and 50 once each
+    r = requests.get(url, auth=auth, params=dict(hourly, aggregation="mode"))
+    assert r.status_code == 200, r.text
+    modes = [o["mode"] for o in r.json()["data"]]
+    assert modes[:2] == [10, 20] and modes[2] in (40, 50) and len(modes) == 3, modes
+    # distinct: each distinct value of an interval, at the interval's time
+    r = requests.get(url, auth=auth, params=dict(hourly, aggregation="distinct"))
+    assert r.status_code == 200, r.text
+    assert [(o["time"][11:16], o["distinct"]) for o in r.json()["data"]] == [
+        ("00:00", 10), ("01:00", 20), ("03:00", 40), ("03:00", 50)]
