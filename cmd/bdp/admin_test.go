@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -14,8 +16,14 @@ import (
 // standard output, standard error and exit code.
 func admin(t *testing.T, dataDir, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return adminEnv(t, []string{"BDP_DATA_DIR=" + dataDir}, stdin, args...)
+}
+
+// adminEnv runs `bdp admin args...` with env added to the environment.
+func adminEnv(t *testing.T, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bdpBinary, append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), "BDP_DATA_DIR="+dataDir)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -76,6 +84,22 @@ func TestAdminCommandsOnTheManagedDatabase(t *testing.T) {
 		return status == 401
 	})
 
+	// On a database given by BDP_DATABASE_URL (here the server's own) the
+	// commands work the same, and touch no managed cluster.
+	elsewhere := t.TempDir()
+	out, errOut, code = adminEnv(t, []string{"BDP_DATA_DIR=" + elsewhere, "BDP_DATABASE_URL=" + managedURL(t, dir)}, "",
+		"create-company", "--name", "globex", "--admin-email", "hank@globex.test")
+	if code != 0 {
+		t.Fatalf("create-company on BDP_DATABASE_URL: exit %d\n%s%s", code, out, errOut)
+	}
+	if status, body := s.request("GET", "/v2/company", basicAuth("hank@globex.test", wantPassword(t, out)), ""); status != 200 ||
+		!strings.Contains(string(body), "globex") {
+		t.Fatalf("the admin made through BDP_DATABASE_URL cannot log in: %d %s", status, body)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "postgres")); err == nil {
+		t.Fatal("bdp admin with BDP_DATABASE_URL created a managed cluster")
+	}
+
 	// Refusals are clear and change nothing.
 	refusals := []struct {
 		stdin string
@@ -116,6 +140,23 @@ func TestAdminCommandsOnTheManagedDatabase(t *testing.T) {
 	if strings.Contains(s.log.String(), firstCompanyHint) {
 		t.Fatalf("the first-company hint is logged although a company exists:\n%s", s.log)
 	}
+}
+
+// managedURL is the connection URL of the running managed cluster under
+// dataDir, from its lock file (port) and password file.
+func managedURL(t *testing.T, dataDir string) string {
+	t.Helper()
+	pgDir := filepath.Join(dataDir, "postgres")
+	pid, err := os.ReadFile(filepath.Join(pgDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(pid), "\n")
+	pw, err := os.ReadFile(filepath.Join(pgDir, "bdp_password"))
+	if err != nil || len(lines) < 4 {
+		t.Fatalf("read the managed cluster's lock and password files: %v", err)
+	}
+	return fmt.Sprintf("postgres://bdp:%s@127.0.0.1:%s/bdp?sslmode=disable", strings.TrimSpace(string(pw)), strings.TrimSpace(lines[3]))
 }
 
 // waitFor polls cond for up to 2 s.
