@@ -77,7 +77,9 @@ def start(env=None, ready_timeout=120):
     # be able to enter the data directory (mkdtemp makes it 0700).
     os.chmod(data_dir, 0o755)
     log_path = os.path.join(data_dir, "serve.log")
-    full_env = dict(os.environ)
+    # The server's configuration is this function's alone: a BDP_* variable
+    # of the caller's shell (BDP_DATABASE_URL above all) stays out.
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("BDP_")}
     full_env.update({
         "BDP_HTTP_ADDR": "127.0.0.1:0",
         "BDP_MQTT_ADDR": "127.0.0.1:0",
