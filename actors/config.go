@@ -54,7 +54,7 @@ func AedifionType(typ string) string {
 // defaults filled in; it is stored and answered in this form.
 type Config struct {
 	Pins       map[string]PinConfig `json:"pins"`
-	Parameters map[string]any       `json:"parameters"`
+	Parameters map[string]any       `json:"parameters" doc:"formula: {formula} (at most 4000 characters, formula.MaxLength); gradient: {factorization}; absolute_humidity: {relative_humidity_unit, temperature_unit, pressure_unit}"`
 }
 
 // PinConfig is one pin.
@@ -68,9 +68,9 @@ type PinConfig struct {
 // DataRange is one of: count, time, or start and end (cron).
 type DataRange struct {
 	Count *int   `json:"count,omitempty"`
-	Time  string `json:"time,omitempty"`
-	Start string `json:"start,omitempty"`
-	End   string `json:"end,omitempty"`
+	Time  string `json:"time,omitempty" maxLength:"100"`  // window.MaxDurationLength
+	Start string `json:"start,omitempty" maxLength:"200"` // cron; window.MaxCronLength
+	End   string `json:"end,omitempty" maxLength:"200"`
 }
 
 // SourceIDs lists the source dataPointIDs, sorted, without repeats.

@@ -10,6 +10,8 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Observation is one value of one datapoint at one time.
@@ -63,15 +65,26 @@ func ParseRFC3339(s string) (time.Time, error) {
 	return t, err
 }
 
-// ValidateDataPointID enforces decisions.md 4.
+// ValidateDataPointID enforces decisions.md 4: 1 to 512 bytes of valid
+// UTF-8 without backslash and without any control character (Unicode
+// category Cc: C0, DEL and C1, tab and line feed included), so that none
+// reaches PostgreSQL (which refuses NUL and invalid UTF-8) or an MQTT
+// topic.
 func ValidateDataPointID(id string) error {
 	if id == "" || len(id) > 512 {
 		return fmt.Errorf("dataPointID must have 1 to 512 bytes")
 	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f || r == '\\' {
+	for i := 0; i < len(id); {
+		r, n := utf8.DecodeRuneInString(id[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return fmt.Errorf("dataPointID %q is not valid UTF-8", id)
+		case unicode.IsControl(r):
+			return fmt.Errorf("dataPointID %q holds the control character %U; control characters and backslash are not allowed", id, r)
+		case r == '\\':
 			return fmt.Errorf("dataPointID %q: control characters and backslash are not allowed", id)
 		}
+		i += n
 	}
 	return nil
 }

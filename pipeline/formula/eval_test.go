@@ -2,6 +2,7 @@ package formula
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -259,5 +260,23 @@ func TestMaxPins(t *testing.T) {
 	}
 	if v, ok, err := p.Eval(nil); v != 42 || !ok || err != nil {
 		t.Fatalf("no pins: Eval = %v, %v, %v", v, ok, err)
+	}
+}
+
+// mean and median of values near the float64 maximum are finite, as their
+// results are; and a formula over MaxLength is refused before it is lexed.
+func TestMeanAndMedianNearTheFloat64Maximum(t *testing.T) {
+	const big = math.MaxFloat64 / 1.1
+	runEvalCases(t, []evalCase{
+		{src: "mean(P1, P2, P3)", want: big, values: []float64{big, big, big, 0, 0}},
+		{src: "median(P1, P2)", want: big, values: []float64{big, big, 0, 0, 0}},
+		{src: "median(P1, P2)", want: 0, values: []float64{-big, big, 0, 0, 0}},
+	})
+	longest := "P1" + strings.Repeat(" ", MaxLength-2)
+	if _, err := Compile(longest, testPins); err != nil {
+		t.Fatalf("a formula of MaxLength characters: %v", err)
+	}
+	if _, err := Compile(longest+" ", testPins); err == nil || !strings.Contains(err.Error(), "at most 4000") {
+		t.Fatalf("a formula over MaxLength: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
@@ -56,7 +57,16 @@ func Compile(src string, pins []string) (*Program, error) {
 	return &Program{c: c}, nil
 }
 
+// MaxLength is the longest formula Compile takes, in characters. It is
+// checked before anything else: the lexer holds a token per character or
+// two, so a formula of megabytes would cost gigabytes before maxNodes
+// stopped the parser. Real formulas are a few hundred characters.
+const MaxLength = 4000
+
 func compile(src string, pins []string) (*compiled, error) {
+	if n := utf8.RuneCountInString(src); len(src) > MaxLength && n > MaxLength {
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: fmt.Sprintf("formula too long: %d characters, at most %d", n, MaxLength)}
+	}
 	if err := checkPins(pins); err != nil {
 		return nil, err
 	}

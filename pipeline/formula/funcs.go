@@ -26,11 +26,20 @@ func functionOptions(src string) []expr.Option {
 			return pick(args, func(x, best float64) bool { return x > best }), nil
 		}, new(func(...float64) float64)),
 		expr.Function("f_mean", func(args ...any) (any, error) {
-			sum := 0.0
+			sum, n := 0.0, float64(len(args))
 			for _, a := range args {
 				sum += f(a)
 			}
-			return sum / float64(len(args)), nil
+			if m := sum / n; !math.IsInf(m, 0) {
+				return m, nil
+			}
+			// The sum overflowed where the mean cannot (mean(1e308,
+			// 1e308)): divide first.
+			m := 0.0
+			for _, a := range args {
+				m += f(a) / n
+			}
+			return m, nil
 		}, new(func(...float64) float64)),
 		expr.Function("f_median", func(args ...any) (any, error) {
 			// A local array rather than a buffer kept between calls, which
@@ -47,7 +56,7 @@ func functionOptions(src string) []expr.Option {
 			if n%2 == 1 {
 				return scratch[n/2], nil
 			}
-			return (scratch[n/2-1] + scratch[n/2]) / 2, nil
+			return scratch[n/2-1]*0.5 + scratch[n/2]*0.5, nil // (a+b)/2 without the overflow of a+b
 		}, new(func(...float64) float64)),
 		expr.Function("f_abs", func(args ...any) (any, error) { return math.Abs(f(args[0])), nil },
 			new(func(float64) float64)),

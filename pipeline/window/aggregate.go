@@ -1,6 +1,7 @@
 package window
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -81,7 +82,7 @@ func (a Aggregate) apply(obs []Observation, at time.Time, scratch *[]float64) (f
 	case Sum:
 		return sum(obs), true
 	case Mean:
-		return sum(obs) / float64(n), true
+		return mean(obs), true
 	case Median:
 		return median(obs, scratch), true
 	case Max:
@@ -116,6 +117,25 @@ func sum(obs []Observation) float64 {
 	return s
 }
 
+// mean is the arithmetic mean. The sum of finite values may overflow
+// where their mean cannot (two values of 1e308): then each value is
+// divided by n first, which no sum of them can take past the largest
+// value.
+func mean(obs []Observation) float64 {
+	n := float64(len(obs))
+	if m := sum(obs) / n; !math.IsInf(m, 0) {
+		return m
+	}
+	m := 0.0
+	for _, o := range obs {
+		m += o.Value / n
+	}
+	return m
+}
+
+// midpoint is (a+b)/2 without the overflow of a+b.
+func midpoint(a, b float64) float64 { return a*0.5 + b*0.5 }
+
 // seconds is the time between two instants in seconds. Whole seconds and
 // nanoseconds are subtracted apart: cheaper than Time.Sub (no overflow
 // saturation, no monotonic check) and exact over the years 1900..9999 the
@@ -131,7 +151,7 @@ func seconds(from, to time.Time) float64 {
 func integral(obs []Observation) float64 {
 	s := 0.0
 	for i := 1; i < len(obs); i++ {
-		s += (obs[i-1].Value + obs[i].Value) / 2 * seconds(obs[i-1].Time, obs[i].Time)
+		s += midpoint(obs[i-1].Value, obs[i].Value) * seconds(obs[i-1].Time, obs[i].Time)
 	}
 	return s
 }
@@ -157,9 +177,22 @@ func timeWeightedMean(obs []Observation, at time.Time) float64 {
 		total += w
 	}
 	if total == 0 {
-		return sum(obs) / float64(n)
+		return mean(obs)
 	}
-	return acc / total
+	if m := acc / total; !math.IsInf(m, 0) {
+		return m
+	}
+	// The weighted sum overflowed (values near the float64 maximum held
+	// for seconds); weights as fractions of total keep every partial sum
+	// below the largest value.
+	m := 0.0
+	for i := 0; i < n-1; i++ {
+		m += obs[i].Value * (seconds(obs[i].Time, obs[i+1].Time) / total)
+	}
+	if w := seconds(obs[n-1].Time, at); w > 0 {
+		m += obs[n-1].Value * (w / total)
+	}
+	return m
 }
 
 // median copies the values (onto the stack for small windows, else into
@@ -195,7 +228,7 @@ func median(obs []Observation, scratch *[]float64) float64 {
 			lo = x
 		}
 	}
-	return (lo + v[k]) / 2
+	return midpoint(lo, v[k])
 }
 
 // selectK reorders v so that v[k] is the value a sort would put there, with

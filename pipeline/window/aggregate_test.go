@@ -143,3 +143,36 @@ func TestAggregatesDoNotModify(t *testing.T) {
 		t.Fatalf("modified: %v", obs)
 	}
 }
+
+// Aggregates whose result is a finite float64 compute it even when the
+// plain sum of the values overflows (issue 8 item 7).
+func TestAggregatesNearTheFloat64Maximum(t *testing.T) {
+	const big = math.MaxFloat64 / 1.1
+	same := []Observation{ob(0, big), ob(sec, big), ob(2*sec, big)}
+	opposite := []Observation{ob(0, -big), ob(10*sec, big)}
+	pair := []Observation{ob(0, big), ob(10*sec, big)}
+	for _, tc := range []struct {
+		name string
+		a    Aggregate
+		obs  []Observation
+		at   time.Time
+		want float64
+	}{
+		{"mean of three", Mean, same, same[2].Time, big},
+		{"median of an even count", Median, pair, pair[1].Time, big},
+		{"median across zero", Median, opposite, opposite[1].Time, 0},
+		{"time-weighted mean held for an hour", TimeWeightedMean, pair, pair[1].Time.Add(time.Hour), big},
+		{"time-weighted mean of one instant", TimeWeightedMean, same[:1], same[0].Time, big},
+		{"max", Max, same, same[2].Time, big},
+	} {
+		got, ok := tc.a.ApplyAt(tc.obs, tc.at)
+		if !ok || math.IsInf(got, 0) || math.Abs(got-tc.want) > 1e-12*math.Max(1, math.Abs(tc.want)) {
+			t.Errorf("%s: %g, %v; want %g", tc.name, got, ok, tc.want)
+		}
+	}
+	// A sum beyond the float64 range has no finite answer: it stays infinite
+	// and the calculator drops it, as it drops every non-finite value.
+	if got, _ := Sum.Apply(same); !math.IsInf(got, 1) {
+		t.Errorf("sum: %g, want +Inf", got)
+	}
+}

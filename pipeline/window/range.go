@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/adhocore/gronx"
 )
@@ -43,6 +44,13 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
+// The longest data_range texts ParseRange reads, in characters: a cron
+// expression has six short fields, a duration is a number and a unit.
+const (
+	MaxCronLength     = 200
+	MaxDurationLength = 100
+)
+
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
@@ -57,6 +65,14 @@ func fieldErr(field, format string, args ...any) error {
 // no kind at all yields the default Range{Count: 1}, which forwards every
 // value; giving two kinds is an error.
 func ParseRange(count any, duration, cronStart, cronEnd string) (Range, error) {
+	for _, f := range []struct {
+		field, value string
+		limit        int
+	}{{"data_range.time", duration, MaxDurationLength}, {"data_range.start", cronStart, MaxCronLength}, {"data_range.end", cronEnd, MaxCronLength}} {
+		if n := utf8.RuneCountInString(f.value); n > f.limit {
+			return Range{}, fieldErr(f.field, "at most %d characters, got %d", f.limit, n)
+		}
+	}
 	var r Range
 	kinds := 0
 	if count != nil {
