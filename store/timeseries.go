@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/openbdp/bdp/fault"
 )
@@ -203,6 +205,19 @@ var aggregateSQL = map[Aggregation]string{
 	Mode:   "mode() WITHIN GROUP (ORDER BY value)",
 }
 
+// aggregateWideSQL computes an aggregate of aggregateSQL without float8
+// overflow, for the intervals where that fails: avg(float8) keeps a sum
+// and a sum of squares, which overflow (SQLSTATE 22003) for values beyond
+// about 1e154, and percentile_cont interpolates lo + (hi-lo)/2, which is
+// infinite when hi-lo is. Every mean and median of finite values is
+// finite, so these answer it: numeric arithmetic for the mean (exact, but
+// slower, hence only when needed), halved values for the median (exact
+// but for subnormal values).
+var aggregateWideSQL = map[Aggregation]string{
+	Mean:   "avg(value::numeric)::double precision",
+	Median: "percentile_cont(0.5) WITHIN GROUP (ORDER BY value * 0.5) * 2",
+}
+
 // SampleOrigin is where sampling intervals are counted from: with it,
 // hourly intervals start on the full hour and daily ones at midnight UTC.
 var SampleOrigin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -232,26 +247,32 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 	// the intervals instead of sorting every observation (the planner does
 	// not know date_bin is monotonic): 20% less time on 30 days of minute
 	// data. The few aggregates are sorted here instead.
-	sql := `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, ` + expr + `
-		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
-		GROUP BY bin`
-	if agg == Distinct {
-		// Many values per interval: the answer is bounded by
-		// MaxReadPoints like a raw read (one more row tells "over").
-		sql = `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, value
-		FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
-		GROUP BY bin, value LIMIT ` + strconv.Itoa(MaxReadPoints+1)
-	}
 	capHint := int(min(SampleBins(start, end, every, origin), 4096))
-	read := func(from, to time.Time) ([]Point, error) {
-		return s.collectPoints(ctx, capHint, sql, datapoint, every, from, to, origin)
+	readWith := func(expr string) ([]Point, error) {
+		sql := `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, ` + expr + `
+			FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
+			GROUP BY bin`
+		if agg == Distinct {
+			// Many values per interval: the answer is bounded by
+			// MaxReadPoints like a raw read (one more row tells "over").
+			sql = `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, value
+			FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4
+			GROUP BY bin, value LIMIT ` + strconv.Itoa(MaxReadPoints+1)
+		}
+		read := func(from, to time.Time) ([]Point, error) {
+			return s.collectPoints(ctx, capHint, sql, datapoint, every, from, to, origin)
+		}
+		if mid, ok := splitPoint(start, end, every, origin); ok {
+			return readHalves(mid, start, end, read)
+		}
+		return read(start, end)
 	}
-	var pts []Point
-	var err error
-	if mid, ok := splitPoint(start, end, every, origin); ok {
-		pts, err = readHalves(mid, start, end, read)
-	} else {
-		pts, err = read(start, end)
+	pts, err := readWith(expr)
+	if wide, ok := aggregateWideSQL[agg]; ok && (isOutOfRange(err) || (err == nil && anyInfinite(pts))) {
+		pts, err = readWith(wide)
+	}
+	if isOutOfRange(err) {
+		return nil, fault.Wrap(fault.Unprocessable, err, "an aggregate of this range is beyond the range of a 64-bit float")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read sampled observations: %w", err)
@@ -266,6 +287,22 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 		return cmp.Compare(a.Value, b.Value) // distinct: ascending values
 	})
 	return pts, nil
+}
+
+// isOutOfRange tells a float8 overflow in PostgreSQL (numeric value out of
+// range).
+func isOutOfRange(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "22003"
+}
+
+func anyInfinite(pts []Point) bool {
+	for _, p := range pts {
+		if math.IsInf(p.Value, 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // parallelSpan is the range from which a sampled read is split in two

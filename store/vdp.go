@@ -213,7 +213,7 @@ type VDPSummary struct {
 func (s *Store) ListVDPs(ctx context.Context, projectID int64, search string, status *int, page, perPage int) ([]VDPSummary, int, error) {
 	var total int
 	where := `project_id = $1 AND ($2 = '' OR strpos(lower(datapoint_id || ' ' || description), lower($2)) > 0)
-		AND ($3::int IS NULL OR status_code = $3)`
+		AND ($3::bigint IS NULL OR status_code = $3)`
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM virtual_datapoints WHERE `+where, projectID, search, status).Scan(&total); err != nil {
 		return nil, 0, err
 	}
