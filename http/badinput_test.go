@@ -284,8 +284,9 @@ func biCases(w *biWorld) []biCase {
 		biCase{name: "unknown /v2 path", method: "GET", path: "/v2/nonexistent", status: 404, op: ""},
 		biCase{name: "unknown /v2 path with POST", method: "POST", path: "/v2/company/projects", body: map[string]any{"name": "x"}, status: 404, op: ""},
 		biCase{name: "unknown version", method: "GET", path: "/v3/company", status: 404, op: ""},
-		biCase{name: "unknown method", method: "PATCH", path: p, body: map[string]any{"name": "x"}, status: 404, op: ""},
-		biCase{name: "unknown sub-resource", method: "DELETE", path: p + "/roles", status: 404, op: ""},
+		biCase{name: "unknown method", method: "PATCH", path: p, body: map[string]any{"name": "x"}, status: 405, op: ""},
+		biCase{name: "method of no route on the path", method: "DELETE", path: p + "/roles", status: 405, op: ""},
+		biCase{name: "unknown sub-resource", method: "DELETE", path: p + "/rolez", status: 404, op: ""},
 	)
 	return cs
 }
@@ -384,7 +385,7 @@ func TestRefusedBeforeHandlersGetsEnvelopeAndRequestID(t *testing.T) {
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
 	var env map[string]any
-	if res.StatusCode != 400 || json.Unmarshal(body, &env) != nil || env["success"] != false || res.Header.Get("X-Request-Id") == "" {
+	if res.StatusCode != 431 || json.Unmarshal(body, &env) != nil || env["success"] != false || res.Header.Get("X-Request-Id") == "" {
 		t.Fatalf("HTTP %d, X-Request-Id %q: %s", res.StatusCode, res.Header.Get("X-Request-Id"), body)
 	}
 }

@@ -36,8 +36,8 @@ func (s *Server) getCompany(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type createProjectRequest struct {
-	Name        *string `json:"name" required:"true"`
-	Description *string `json:"description"`
+	Name        *string `json:"name" required:"true" maxLength:"200"`
+	Description *string `json:"description" maxLength:"2000"`
 	CompanyID   *int64  `json:"company_id" doc:"must be the caller's company; defaults to it"`
 }
 
@@ -118,8 +118,8 @@ func (s *Server) readableDatapointIDs(c *fiber.Ctx, cl *call) ([]string, error) 
 }
 
 type updateProjectRequest struct {
-	Name        *string `json:"name"`
-	Description *string `json:"description"`
+	Name        *string `json:"name" maxLength:"200"`
+	Description *string `json:"description" maxLength:"2000"`
 }
 
 func (s *Server) updateProject(c *fiber.Ctx, cl *call) (any, error) {

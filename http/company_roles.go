@@ -7,15 +7,15 @@ import (
 )
 
 type companyRoleRequest struct {
-	Name            *string  `json:"name" required:"true"`
-	Description     *string  `json:"description"`
+	Name            *string  `json:"name" required:"true" maxLength:"200"`
+	Description     *string  `json:"description" maxLength:"2000"`
 	AuthedEndpoints *[]int32 `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
 }
 
 // companyRoleUpdate is companyRoleRequest for PUT: every field optional.
 type companyRoleUpdate struct {
-	Name            *string  `json:"name"`
-	Description     *string  `json:"description"`
+	Name            *string  `json:"name" maxLength:"200"`
+	Description     *string  `json:"description" maxLength:"2000"`
 	AuthedEndpoints *[]int32 `json:"authed_endpoints" doc:"endpoint ids; 0 means all; replaces the list"`
 }
 

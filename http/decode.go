@@ -16,8 +16,9 @@ import (
 
 // decode reads the JSON body into dst (a pointer to a request struct) and
 // checks the fields tagged `required:"true"`: present, and for strings not
-// blank. An empty body counts as {}. Every failure is a 400 that names the
-// field or the offset.
+// blank, and the strings tagged `maxLength:"N"`: at most N characters. An
+// empty body counts as {}. Every failure is a 400 that names the field or
+// the offset. (wrap checked the body's text before: checkBodyText.)
 func decode(c *fiber.Ctx, dst any) error {
 	body := bytes.TrimSpace(c.Body())
 	if len(body) == 0 {
@@ -31,7 +32,10 @@ func decode(c *fiber.Ctx, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fault.Invalidf("malformed JSON: unexpected data after the object")
 	}
-	return checkRequired(dst)
+	if err := checkRequired(dst); err != nil {
+		return err
+	}
+	return checkLengths(reflect.ValueOf(dst), "")
 }
 
 func decodeError(err error) error {

@@ -3,8 +3,10 @@ package http
 import (
 	"errors"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -42,22 +44,27 @@ func statusOf(k fault.Kind) int {
 }
 
 // fiberKinds translates the errors fiber itself raises (no route, body too
-// large, bad method) into our kinds.
+// large) into our kinds.
 func fiberKind(e *fiber.Error) (fault.Kind, string) {
 	switch e.Code {
 	case fiber.StatusNotFound:
 		return fault.NotFound, "no such resource"
-	case fiber.StatusMethodNotAllowed:
-		return fault.NotFound, "no such resource for this method"
 	case fiber.StatusRequestEntityTooLarge:
 		return fault.TooLarge, "request body too large"
-	case fiber.StatusBadRequest, fiber.StatusRequestHeaderFieldsTooLarge, fiber.StatusUnsupportedMediaType:
+	case fiber.StatusBadRequest, fiber.StatusUnsupportedMediaType:
 		return fault.Invalid, e.Message
-	case fiber.StatusRequestTimeout:
-		// The client stopped sending: its fault, not a server error.
-		return fault.Invalid, "the request did not arrive in time"
 	}
 	return fault.Internal, ""
+}
+
+// transportErrors are the refusals of the HTTP layer itself, before any
+// route runs, that keep their own status rather than a fault kind: they
+// say what is wrong with the request as HTTP, not with its content.
+var transportErrors = map[int]string{
+	fiber.StatusMethodNotAllowed:            "method not allowed on this path; the Allow header lists the methods it takes",
+	fiber.StatusRequestTimeout:              "the request headers did not arrive in time",
+	fiber.StatusRequestURITooLong:           "request URI too long",
+	fiber.StatusRequestHeaderFieldsTooLarge: "request headers too large",
 }
 
 // errorBody is the failure envelope of api.md 2.1 and decisions.md 3.
@@ -77,10 +84,12 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		assignRequestID(c)
 	}
 	kind, msg := fault.KindOf(err), fault.Message(err)
+	status := 0
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
-		kind, msg = fiberKind(fe)
-		if kind == fault.Internal {
+		if m, ok := transportErrors[fe.Code]; ok {
+			kind, msg, status = fault.Invalid, m, fe.Code
+		} else if kind, msg = fiberKind(fe); kind == fault.Internal {
 			msg = "internal error"
 		}
 	}
@@ -91,7 +100,9 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderRetryAfter, "1")
 		s.log.Warn("database unavailable", slog.String("request_id", requestID(c)), slog.String("path", c.Path()), slog.Any("error", err))
 	}
-	status := statusOf(kind)
+	if status == 0 {
+		status = statusOf(kind)
+	}
 	if kind == fault.Internal {
 		s.log.Error("request failed", slog.String("request_id", requestID(c)),
 			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.Any("error", err))
@@ -108,5 +119,55 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderWWWAuthenticate, challenge)
 	}
 	op, _ := c.Locals(localOperation).(string)
-	return c.Status(status).JSON(errorBody{Success: false, Error: msg, Operation: op})
+	return c.Status(status).JSON(errorBody{Success: false, Error: clipMessage(msg), Operation: op})
+}
+
+// Error messages quote the input they refuse (%q, mostly), and an input
+// may be megabytes long. clipMessage, applied to every message on its way
+// out, keeps maxQuoted characters of each quoted part and maxMessage of
+// the whole, so no answer echoes a large input back.
+const (
+	maxQuoted  = 100
+	maxMessage = 400
+)
+
+// quotedRe matches a double-quoted part with its escapes, as %q writes it.
+var quotedRe = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+func clipMessage(msg string) string {
+	if len(msg) <= maxQuoted { // bytes >= characters: nothing to clip
+		return msg
+	}
+	msg = quotedRe.ReplaceAllStringFunc(msg, func(q string) string {
+		if len(q) <= maxQuoted+2 {
+			return q
+		}
+		if s, err := strconv.Unquote(q); err == nil {
+			if utf8.RuneCountInString(s) <= maxQuoted {
+				return q
+			}
+			return strconv.Quote(clip(s))
+		}
+		return `"` + clip(q[1:len(q)-1]) + `"`
+	})
+	return clipTo(msg, maxMessage)
+}
+
+// clip shortens s to maxQuoted characters, marking the cut with "…".
+func clip(s string) string { return clipTo(s, maxQuoted) }
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	if i == len(s) {
+		return s
+	}
+	return s[:i] + "…"
 }

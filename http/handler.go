@@ -34,7 +34,7 @@ type route struct {
 	Handle handlerFunc
 	// StreamBody routes read the request body themselves, as a stream
 	// (c.Context().RequestBodyStream()), and enforce their own limit;
-	// for all others wrap reads it whole, within Config.BodyLimit.
+	// for all others wrap reads it whole, within the route's body limit.
 	StreamBody bool
 	// RespAlt is a second shape of the success answer, as a JSON schema
 	// (the short answer of GET /v2/datapoint/timeseries); the document
@@ -43,12 +43,35 @@ type route struct {
 	// FormToo routes take their body form-encoded as well as JSON
 	// (aedifion's clients send some bodies as forms).
 	FormToo bool
+	// LargeBody routes take bodies up to Config.BodyLimit (the JSON
+	// upload); every other route's body is small by nature and held to
+	// smallBodyLimit (bodyLimit).
+	LargeBody bool
 }
 
-// param documents a query parameter.
+// smallBodyLimit is the body limit of every route but the JSON upload:
+// an administration object, a role with its TagAuths or a virtual
+// datapoint configuration is far smaller, and a request's memory grows
+// with its body, so no route accepts more than it can need.
+const smallBodyLimit = 256 << 10
+
+// bodyLimit is the largest body r accepts, in bytes.
+func (s *Server) bodyLimit(r *route) int {
+	switch {
+	case r.StreamBody:
+		return s.cfg.ImportLimit
+	case r.LargeBody:
+		return s.cfg.BodyLimit
+	}
+	return min(smallBodyLimit, s.cfg.BodyLimit)
+}
+
+// param documents a query parameter; wrap enforces MaxLength (in
+// characters, 0: none but the URI's own limit).
 type param struct {
 	Name, Type, Doc string
 	Required        bool
+	MaxLength       int
 }
 
 // call is what the wrapper learned about a request before the handler
@@ -79,15 +102,12 @@ func ok(op string, resource any) envelope {
 }
 
 // wrap turns a route into a fiber handler: authenticate (except meta
-// routes), resolve the project, check the grant, run, encode.
+// routes), resolve the project, check the grant, and only then read and
+// check the body (a caller without the grant never makes the server hold
+// or parse one), run, encode.
 func (s *Server) wrap(r *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(localOperation, r.Op)
-		if !r.StreamBody {
-			if err := s.limitBody(c); err != nil {
-				return err
-			}
-		}
 		cl := &call{}
 		if r.Tag != store.TagMeta {
 			p, perms, err := s.authenticate(c)
@@ -99,6 +119,14 @@ func (s *Server) wrap(r *route) fiber.Handler {
 				return err
 			}
 			if err := perms.Check(r.ID, cl.ProjectID); err != nil {
+				return err
+			}
+		}
+		if err := checkParams(c, r.Query); err != nil {
+			return err
+		}
+		if !r.StreamBody {
+			if err := s.readBody(c, s.bodyLimit(r)); err != nil {
 				return err
 			}
 		}
@@ -131,21 +159,31 @@ func (s *Server) wrap(r *route) fiber.Handler {
 // localBodyRead marks a request whose streamed body was read to its end.
 const localBodyRead = "bdp.body_read"
 
-// limitBody reads the request body whole, answering 413 beyond
-// Config.BodyLimit, by Content-Length and by the bytes that come. fiber
-// streams request bodies (StreamRequestBody, for imports), and then its
-// BodyLimit, the larger of BodyLimit and ImportLimit, bounds nothing, so
-// this is where every other route gets its limit; c.Body() then returns
-// what was read.
-func (s *Server) limitBody(c *fiber.Ctx) error {
+// readBody reads the request body whole and checks its text
+// (checkBodyText), answering 413 beyond limit bytes, by Content-Length and
+// by the bytes that come. fiber streams request bodies (StreamRequestBody,
+// for imports), and then its BodyLimit, the larger of BodyLimit and
+// ImportLimit, bounds nothing, so this is where every other route gets
+// its limit; c.Body() then returns what was read.
+func (s *Server) readBody(c *fiber.Ctx, limit int) error {
+	if err := s.limitBody(c, limit); err != nil {
+		return err
+	}
+	return checkBodyText(c)
+}
+
+func (s *Server) limitBody(c *fiber.Ctx, limit int) error {
 	req := c.Request()
 	n := req.Header.ContentLength() // -1 chunked, -2 none
 	stream := c.Context().RequestBodyStream()
+	tooLarge := fault.TooLargef("request body too large: at most %d bytes", limit)
 	if stream == nil || n == 0 || n == -2 {
+		if len(req.Body()) > limit { // fasthttp read it already
+			return tooLarge
+		}
 		return nil
 	}
-	tooLarge := fault.TooLargef("request body too large: at most %d bytes", s.cfg.BodyLimit)
-	if n > s.cfg.BodyLimit {
+	if n > limit {
 		// Read a little, so that a small client sees the answer, then
 		// close the connection rather than read it all.
 		_, _ = io.CopyN(io.Discard, stream, 1<<20)
@@ -158,8 +196,8 @@ func (s *Server) limitBody(c *fiber.Ctx) error {
 		body = make([]byte, n)
 		_, err = io.ReadFull(stream, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(stream, int64(s.cfg.BodyLimit)+1))
-		if err == nil && len(body) > s.cfg.BodyLimit {
+		body, err = io.ReadAll(io.LimitReader(stream, int64(limit)+1))
+		if err == nil && len(body) > limit {
 			c.Context().SetConnectionClose()
 			return tooLarge
 		}

@@ -20,7 +20,7 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 			if paths[r.Path] == nil {
 				paths[r.Path] = map[string]any{}
 			}
-			paths[r.Path][strings.ToLower(r.Method)] = operation(r)
+			paths[r.Path][strings.ToLower(r.Method)] = operation(r, s.bodyLimit(r))
 		}
 	}
 	doc := map[string]any{
@@ -45,7 +45,8 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 
 var pathParamRe = regexp.MustCompile(`\{([^}]+)\}`)
 
-func operation(r *route) map[string]any {
+// operation documents one route; bodyLimit is its body limit in bytes.
+func operation(r *route, bodyLimit int) map[string]any {
 	op := map[string]any{
 		"summary":     r.Summary,
 		"operationId": operationID(r),
@@ -64,8 +65,12 @@ func operation(r *route) map[string]any {
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": typ}})
 	}
 	for _, q := range r.Query {
+		schema := map[string]any{"type": q.Type}
+		if q.MaxLength > 0 {
+			schema["maxLength"] = q.MaxLength
+		}
 		params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required,
-			"description": q.Doc, "schema": map[string]any{"type": q.Type}})
+			"description": q.Doc, "schema": schema})
 	}
 	if params != nil {
 		op["parameters"] = params
@@ -81,7 +86,11 @@ func operation(r *route) map[string]any {
 		if f, isMultipart := r.Body.(multipartBody); isMultipart {
 			content = map[string]any{"multipart/form-data": map[string]any{"schema": f.multipartSchema()}}
 		}
-		op["requestBody"] = map[string]any{"required": bodyRequired(r.Body), "content": content}
+		limit := "at most " + itoa(int64(bodyLimit)) + " bytes"
+		if r.StreamBody {
+			limit = "streamed; at most " + itoa(int64(bodyLimit)) + " bytes"
+		}
+		op["requestBody"] = map[string]any{"required": bodyRequired(r.Body), "content": content, "description": limit}
 	}
 	status := r.Status
 	if status == 0 {
@@ -250,6 +259,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		}
 		if f.Tag.Get("nullable") == "true" {
 			fs["type"] = []any{fs["type"], "null"}
+		}
+		if n, err := strconv.Atoi(f.Tag.Get("maxLength")); err == nil {
+			fs["maxLength"] = n // enforced by decode (checkLengths)
 		}
 		props[name] = fs
 		if f.Tag.Get("required") == "true" {

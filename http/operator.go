@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/units"
 )
@@ -43,9 +44,6 @@ func operatorRoutes(s *Server) []*route {
 func (s *Server) wrapOperator(r *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(localOperation, r.Op)
-		if err := s.limitBody(c); err != nil {
-			return err
-		}
 		if s.cfg.OperatorToken == "" {
 			return fault.Forbiddenf("the operator API is disabled; set BDP_OPERATOR_TOKEN to enable it")
 		}
@@ -53,6 +51,12 @@ func (s *Server) wrapOperator(r *route) fiber.Handler {
 		if !strings.EqualFold(scheme, "Bearer") ||
 			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.OperatorToken)) != 1 {
 			return fault.Unauthenticatedf("operator token required")
+		}
+		if err := checkParams(c, r.Query); err != nil {
+			return err
+		}
+		if err := s.readBody(c, s.bodyLimit(r)); err != nil {
+			return err
 		}
 		res, err := r.Handle(c, &call{})
 		if err != nil {
@@ -67,15 +71,15 @@ func (s *Server) wrapOperator(r *route) fiber.Handler {
 }
 
 type adminRequest struct {
-	FirstName *string `json:"firstName" required:"true"`
-	LastName  *string `json:"lastName" required:"true"`
-	Email     *string `json:"email" required:"true"`
-	Password  *string `json:"password" required:"true"`
+	FirstName *string `json:"firstName" required:"true" maxLength:"200"`
+	LastName  *string `json:"lastName" required:"true" maxLength:"200"`
+	Email     *string `json:"email" required:"true" maxLength:"254"`
+	Password  *string `json:"password" required:"true" maxLength:"1024"`
 }
 
 type createCompanyRequest struct {
-	Name        *string       `json:"name" required:"true"`
-	Description *string       `json:"description"`
+	Name        *string       `json:"name" required:"true" maxLength:"200"`
+	Description *string       `json:"description" maxLength:"2000"`
 	Admin       *adminRequest `json:"admin" required:"true"`
 }
 
@@ -130,8 +134,8 @@ type settingsRequest struct {
 	SetpointWritingEnabled *bool   `json:"setpoint_writing_enabled"`
 	SetpointMaxPriority    *int    `json:"setpoint_max_priority" doc:"1 (most urgent) to 16; default 8"`
 	AutosamplingN          *int    `json:"autosampling_n" doc:"default 200"`
-	UnitsSystem            *string `json:"units_system"`
-	CurrencySystem         *string `json:"currency_system"`
+	UnitsSystem            *string `json:"units_system" maxLength:"100"`
+	CurrencySystem         *string `json:"currency_system" maxLength:"100"`
 }
 
 func (s *Server) putSettings(c *fiber.Ctx, _ *call) (any, error) {
@@ -225,8 +229,8 @@ func (s *Server) putProjectQuota(c *fiber.Ctx, _ *call) (any, error) {
 }
 
 type tagRequest struct {
-	Key   *string `json:"key" required:"true"`
-	Value *string `json:"value" required:"true"`
+	Key   *string `json:"key" required:"true" maxLength:"200"`
+	Value *string `json:"value" required:"true" maxLength:"2000"`
 }
 
 type datapointTags struct {
@@ -268,16 +272,10 @@ func (s *Server) putSystemTags(c *fiber.Ctx, _ *call) (any, error) {
 	return ok("update", datapointTags{DataPointID: dp, Tags: out}), nil
 }
 
-// validDataPointID enforces decisions.md 4: any characters but control
-// characters and backslash.
+// validDataPointID enforces decisions.md 4 (pipeline.ValidateDataPointID).
 func validDataPointID(raw string) (string, error) {
-	if raw == "" || len(raw) > 512 {
-		return "", fault.Invalidf("dataPointID must have 1 to 512 characters")
-	}
-	for _, r := range raw {
-		if r < 0x20 || r == 0x7f || r == '\\' {
-			return "", fault.Invalidf("dataPointID %q: control characters and backslash are not allowed", raw)
-		}
+	if err := pipeline.ValidateDataPointID(raw); err != nil {
+		return "", fault.Invalidf("%s", err.Error())
 	}
 	return raw, nil
 }

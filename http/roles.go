@@ -10,15 +10,15 @@ import (
 )
 
 type tagAuthRequest struct {
-	Key   *string `json:"key" required:"true" doc:"name (the dataPointID) or another tag key"`
-	Value *string `json:"value" required:"true" doc:"* matches any run of characters"`
+	Key   *string `json:"key" required:"true" maxLength:"200" doc:"name (the dataPointID) or another tag key"`
+	Value *string `json:"value" required:"true" maxLength:"1024" doc:"* matches any run of characters"`
 	Read  *bool   `json:"read"`
 	Write *bool   `json:"write"`
 }
 
 type projectRoleRequest struct {
-	Name            *string           `json:"name" required:"true"`
-	Description     *string           `json:"description"`
+	Name            *string           `json:"name" required:"true" maxLength:"200"`
+	Description     *string           `json:"description" maxLength:"2000"`
 	AuthedEndpoints *[]int32          `json:"authed_endpoints" required:"true" doc:"endpoint ids; 0 means all"`
 	AuthedTags      *[]tagAuthRequest `json:"authed_tags"`
 }
@@ -26,8 +26,8 @@ type projectRoleRequest struct {
 // projectRoleUpdate is projectRoleRequest for PUT: every field optional;
 // a given list replaces the old one entirely.
 type projectRoleUpdate struct {
-	Name            *string           `json:"name"`
-	Description     *string           `json:"description"`
+	Name            *string           `json:"name" maxLength:"200"`
+	Description     *string           `json:"description" maxLength:"2000"`
 	AuthedEndpoints *[]int32          `json:"authed_endpoints" doc:"endpoint ids; 0 means all; replaces the list"`
 	AuthedTags      *[]tagAuthRequest `json:"authed_tags" doc:"replaces the list"`
 }

@@ -90,7 +90,7 @@ func v2Routes(s *Server) []*route {
 
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
-			Body: uploadBody{}, Resp: envelopeOf[struct{}]{}, Handle: s.uploadTimeseries},
+			Body: uploadBody{}, Resp: envelopeOf[struct{}]{}, LargeBody: true, Handle: s.uploadTimeseries},
 		{Method: "POST", Path: "/v2/project/{project_id}/importTimeseries", Tag: project, Op: "create",
 			Summary: "Import observations from a CSV file (form field import_file), streamed; on_error abort stores nothing when a line fails",
 			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
@@ -109,7 +109,7 @@ func v2Routes(s *Server) []*route {
 			Summary: "Create a virtual datapoint (Created, then Ready to start; it does not start by itself)",
 			Query: []param{{Name: "dataPointID", Type: "string", Doc: "the output dataPointID", Required: true},
 				{Name: "type", Type: "string", Doc: "formula, gradient or absolute_humidity; absolute_air_humidity (aedifion's name) is the same type", Required: true},
-				{Name: "description", Type: "string"}},
+				{Name: "description", Type: "string", MaxLength: maxTextLen}},
 			Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP,
 			Errors: map[int]string{400: "an invalid configuration, or one whose windows' estimated memory exceeds the per-datapoint window budget " +
 				"(BDP_WINDOW_BUDGET_DATAPOINT; the message names the estimate and the limit)"}},
@@ -133,7 +133,7 @@ func v2Routes(s *Server) []*route {
 			Summary: "Delete a virtual datapoint that is not Starting, Running or Stopping (409 otherwise)",
 			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.deleteVDP},
 		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoints", Tag: project, Summary: "List virtual datapoints",
-			Query: []param{{Name: "search", Type: "string", Doc: "text within dataPointID or description"},
+			Query: []param{{Name: "search", Type: "string", Doc: "text within dataPointID or description", MaxLength: maxTextLen},
 				{Name: "filter", Type: "string", Doc: "status_code=N"}, {Name: "page", Type: "integer"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
 			Resp: vdpList{}, Handle: s.listVDPs},
 		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint/recompute", Tag: project, Op: "create", Status: fiber.StatusAccepted,

@@ -35,6 +35,7 @@ type Config struct {
 	TokenSecret   []byte        // signs bearer tokens
 	TokenTTL      time.Duration // default 1 h
 	CredentialTTL time.Duration // verified-credentials cache; 0 disables it
+	ReadTimeout   time.Duration // request headers (and a body read whole) must arrive within it, else 408; default 60 s
 	HashParams    auth.HashParams
 	Version       string
 	LoginThrottle auth.ThrottleConfig // failed logins tolerated; zero fields take auth's defaults
@@ -61,6 +62,7 @@ type Server struct {
 	authz   *principalCache
 	metrics *metrics
 	openapi []byte
+	allow   allowIndex // the methods of every routed path, for 405
 	// recomputes runs the exact recomputes (vdp_recompute.go); Shutdown
 	// cancels them.
 	recomputes recomputes
@@ -98,6 +100,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	}
 	if cfg.ImportLimit <= 0 {
 		cfg.ImportLimit = 2 << 30
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 60 * time.Second
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = time.Hour
@@ -140,7 +145,8 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		BodyLimit:                    max(cfg.BodyLimit, cfg.ImportLimit),
 		ErrorHandler:                 s.handleError,
 		DisableStartupMessage:        true,
-		ReadTimeout:                  60 * time.Second,
+		ReadTimeout:                  cfg.ReadTimeout,
+		ReadBufferSize:               readBufferSize,
 		IdleTimeout:                  120 * time.Second,
 		AppName:                      "bdp",
 		// fasthttp reuses its buffers for the next request: without this,
@@ -148,8 +154,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		// dataPointID, a metric label) silently changes under its holder.
 		Immutable: true,
 	})
+	// Requests fasthttp refuses before routing get the envelope too.
+	s.app.Server().ErrorHandler = s.transportError
 	s.app.Use(s.requestID, s.closeUnreadBody, s.observe, recover.New(recover.Config{EnableStackTrace: true,
-		StackTraceHandler: s.logPanic}))
+		StackTraceHandler: s.logPanic}), limitURI)
 	s.mount()
 	s.stopCredentialsListener = s.startCredentialsListener()
 	return s, nil
@@ -173,22 +181,28 @@ func (s *Server) syncCatalog(ctx context.Context) error {
 	return nil
 }
 
-// mount registers every route with fiber, then the catch-all 404.
+// mount registers every route with fiber, then the catch-all 405 or 404.
 func (s *Server) mount() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	s.app.Get("/readyz", s.ready)
 	s.app.Get("/metrics", s.metrics.handler())
 	ui.Register(s.app)
+	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/ui", "/ui/*"} {
+		s.allow.add(fiber.MethodGet, p)
+	}
 	for _, r := range s.routes {
 		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
+		s.allow.add(r.Method, r.Path)
 	}
 	for _, r := range operatorRoutes(s) {
 		s.app.Add(r.Method, fiberPath(r.Path), s.wrapOperator(r))
+		s.allow.add(r.Method, r.Path)
 	}
 	for _, r := range s.cfg.extraRoutes {
 		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
+		s.allow.add(r.Method, r.Path)
 	}
-	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	s.app.Use(s.notRouted)
 }
 
 func (s *Server) ready(c *fiber.Ctx) error {

@@ -25,10 +25,10 @@ func (s *Server) getUser(c *fiber.Ctx, cl *call) (any, error) {
 
 type createUserRequest struct {
 	CompanyID *int64  `json:"company_id" required:"true" doc:"must be the caller's company"`
-	FirstName *string `json:"firstName" required:"true"`
-	LastName  *string `json:"lastName" required:"true"`
-	Email     *string `json:"email" required:"true"`
-	Password  *string `json:"password" required:"true" doc:"write-only; at least 8 characters"`
+	FirstName *string `json:"firstName" required:"true" maxLength:"200"`
+	LastName  *string `json:"lastName" required:"true" maxLength:"200"`
+	Email     *string `json:"email" required:"true" maxLength:"254"`
+	Password  *string `json:"password" required:"true" maxLength:"1024" doc:"write-only; at least 8 characters"`
 }
 
 const (
@@ -81,11 +81,11 @@ func validPassword(field, pw string) error {
 }
 
 type updateUserRequest struct {
-	FirstName *string `json:"firstName"`
-	LastName  *string `json:"lastName"`
-	Email     *string `json:"email"`
-	Address   *string `json:"address"`
-	Phone     *string `json:"phone"`
+	FirstName *string `json:"firstName" maxLength:"200"`
+	LastName  *string `json:"lastName" maxLength:"200"`
+	Email     *string `json:"email" maxLength:"254"`
+	Address   *string `json:"address" maxLength:"2000"`
+	Phone     *string `json:"phone" maxLength:"200"`
 	// Fields a client may send that this route does not take: each is
 	// refused by name rather than dropped, so that a client never believes
 	// a change was made (decisions.md 10).
@@ -150,8 +150,8 @@ func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type passwordRequest struct {
-	CurrentPassword *string `json:"current_password" required:"true"`
-	NewPassword     *string `json:"new_password" required:"true" doc:"at least 8 characters"`
+	CurrentPassword *string `json:"current_password" required:"true" maxLength:"1024"`
+	NewPassword     *string `json:"new_password" required:"true" maxLength:"1024" doc:"at least 8 characters"`
 }
 
 func (s *Server) changePassword(c *fiber.Ctx, cl *call) (any, error) {

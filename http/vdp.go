@@ -214,6 +214,11 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The output's grant first: a caller who may not write it is refused
+	// before the configuration is parsed (its sources are checked after).
+	if err := s.requireVDPAccess(c, cl, id, needWrite, nil); err != nil {
+		return nil, err
+	}
 	// decode refuses data after the object as for PUT; ParseConfig
 	// judges the whole body again (decode lets a closing } or ] pass).
 	if err := decode(c, &json.RawMessage{}); err != nil {
@@ -311,7 +316,7 @@ func (s *Server) getVDP(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type vdpUpdate struct {
-	Description *string `json:"description"`
+	Description *string `json:"description" maxLength:"2000"`
 }
 
 func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
