@@ -34,6 +34,7 @@ type Platform struct {
 	Email     string
 	Password  string
 	ProjectID int64
+	CompanyID int64
 
 	cluster *pgcluster.Cluster
 	stopPG  func()
@@ -138,7 +139,7 @@ func (p *Platform) createProject(ctx context.Context) error {
 	if err := p.Do(ctx, "POST", "/v2/company/project", map[string]any{"name": "bench"}, &pr, false); err != nil {
 		return err
 	}
-	p.ProjectID = pr.Resource.Project.ID
+	p.ProjectID, p.CompanyID = pr.Resource.Project.ID, co.Resource.Company.ID
 	return nil
 }
 
