@@ -35,8 +35,9 @@ func runFormula(ctx context.Context, args []string) (map[string]any, error) {
 	fs := flag.NewFlagSet("formula", flag.ContinueOnError)
 	bin := binaryFlag(fs)
 	chars := fs.Int("chars", bench.FormulaLimit, "characters of the formula (30000000 for issue 8's 30 MB)")
+	terms := fs.Bool("terms", false, "a formula of terms, P1+1+1..., instead of P1 + 1 padded with spaces")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	return bench.FormulaPeak(ctx, bench.Options{Binary: *bin}, *chars)
+	return bench.FormulaPeak(ctx, bench.Options{Binary: *bin}, *chars, *terms)
 }

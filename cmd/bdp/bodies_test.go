@@ -38,7 +38,7 @@ func TestLargestBodiesCostABoundedMultiple(t *testing.T) {
 	}
 
 	for _, chars := range []int{bench.FormulaLimit, 30_000_000} {
-		r, err := bench.FormulaPeak(ctx, bench.Options{Binary: bdpBinary}, chars)
+		r, err := bench.FormulaPeak(ctx, bench.Options{Binary: bdpBinary}, chars, chars > bench.FormulaLimit)
 		if err != nil {
 			t.Fatal(err)
 		}
