@@ -374,6 +374,13 @@ func TestExportAggregatesDoNotOverflow(t *testing.T) {
 			}
 		})
 	}
+	// Linear interpolation across an empty hour, from -big to big.
+	tsUpload(e, c.Admin, pid, "span", func(i int) time.Time { return tsT0.Add(time.Duration(2*i) * time.Hour) }, -big, big)
+	r := tsGet(e, c.Admin, pid, "span", "start", tsT0.Format(time.RFC3339), "end", tsT0.Add(3*time.Hour).Format(time.RFC3339),
+		"samplerate", "1h", "interpolation", "linear")
+	if got := tsData(t, r, "mean"); len(got) != 3 || got[1].Value != 0 {
+		t.Fatalf("linear interpolation from -big to big: %s", r.Body)
+	}
 }
 
 // The HTTP layer's own refusals keep their statuses, with the envelope.

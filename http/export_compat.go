@@ -134,7 +134,9 @@ func fillIntervals(pts []store.Point, start, end time.Time, every time.Duration,
 				a, b := pts[i-1], pts[i]
 				// Microseconds: exact, and no overflow over any span of years.
 				f := float64(t.UnixMicro()-a.Time.UnixMicro()) / float64(b.Time.UnixMicro()-a.Time.UnixMicro())
-				v = a.Value + (b.Value-a.Value)*f
+				if v = a.Value + (b.Value-a.Value)*f; math.IsInf(v, 0) {
+					v = a.Value*(1-f) + b.Value*f // b-a overflowed: -1e308 to 1e308
+				}
 			}
 		}
 		out = append(out, store.Point{Time: t, Value: v})
