@@ -2,6 +2,7 @@ package http
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -439,4 +440,38 @@ func TestTransportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A body read whole leaves the connection open for the next request: the
+// connection is closed only after a body left unread (a refusal before
+// reading it, one over its limit).
+func TestConnectionKeptAfterABodyReadWhole(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	addr := strings.TrimPrefix(e.base, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	auth := "Basic " + basicToken(c.Admin)
+	large := `{"name":"kept-3"` + strings.Repeat(" ", 200<<10) + `}` // beyond what fasthttp reads with the headers
+	for i, body := range []string{`{"name":"kept-1"}`, large, `{"name":"kept-2"}`} {
+		fmt.Fprintf(conn, "POST /v2/company/project HTTP/1.1\r\nHost: bdp\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			auth, len(body), body)
+		res, err := nethttp.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d on the same connection: %v", i+1, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || res.Close {
+			t.Fatalf("request %d: HTTP %d, Connection: close %v: %s", i+1, res.StatusCode, res.Close, b)
+		}
+	}
+}
+
+func basicToken(b basic) string {
+	return base64.StdEncoding.EncodeToString([]byte(b.email + ":" + b.password))
 }
