@@ -11,6 +11,7 @@ import (
 
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
 )
 
 // loginThrottle is the auth.Throttle of password logins with its count of
@@ -80,6 +81,27 @@ func (s *Server) verifyPassword(ctx context.Context, email, password string, add
 		attempt.Cancel() // the database failed, not the client
 	}
 	return id, err
+}
+
+// checkCurrentPassword verifies the current password of a password
+// change, throttled like a login: whoever holds a stolen token must not
+// guess the password behind it at the hasher's speed.
+func (s *Server) checkCurrentPassword(c *fiber.Ctx, u store.User, password string) (bool, error) {
+	addr := clientAddr(c)
+	if err := s.throttle.Check(u.Email, addr); err != nil {
+		return false, s.throttle.refuse(err)
+	}
+	attempt, err := s.throttle.Begin(c.UserContext(), u.Email, addr)
+	if err != nil {
+		return false, s.throttle.refuse(err)
+	}
+	match, err := s.hasher.Verify(c.UserContext(), password, u.PasswordHash)
+	if err != nil {
+		attempt.Cancel()
+		return false, err
+	}
+	attempt.Done(match)
+	return match, nil
 }
 
 // clientAddr is the address the throttle counts a request against: the

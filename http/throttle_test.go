@@ -141,3 +141,25 @@ func TestOpenAPIDocumentsThrottling(t *testing.T) {
 		t.Fatalf("only %d operations checked", checked)
 	}
 }
+
+// The current password of a password change is a login attempt too: a
+// stolen token does not let its holder guess the password unthrottled.
+func TestPasswordChangeGuessesAreThrottled(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	e := newTestEnv(t, func(c *Config) { c.LoginThrottle = auth.ThrottleConfig{Now: clock.Now} })
+	c := e.newCompany()
+	tok := bearer(e.do("POST", "/v2/auth/token", c.Admin, nil).want(t, 200).JSON["access_token"].(string))
+	guess := func(current string) resp {
+		return e.do("PUT", "/v2/user/password", tok, map[string]any{"current_password": current, "new_password": "another-long-password"})
+	}
+	for range 10 {
+		guess("not-the-password").wantError(t, 400)
+	}
+	wait := wantThrottled(t, guess("not-the-password"))
+	wantThrottled(t, guess(c.Admin.password))               // the right one waits too
+	wantThrottled(t, e.do("GET", "/v2/user", c.Admin, nil)) // as do logins of the account
+	e.do("GET", "/v2/user", tok, nil).want(t, 200)          // the token itself still works
+
+	clock.advance(wait)
+	guess(c.Admin.password).want(t, 200)
+}

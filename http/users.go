@@ -162,7 +162,7 @@ func (s *Server) changePassword(c *fiber.Ctx, cl *call) (any, error) {
 	if err := validPassword("new_password", *req.NewPassword); err != nil {
 		return nil, err
 	}
-	match, err := s.hasher.Verify(c.UserContext(), *req.CurrentPassword, cl.Principal.User.PasswordHash)
+	match, err := s.checkCurrentPassword(c, cl.Principal.User, *req.CurrentPassword)
 	if err != nil {
 		return nil, err
 	}
