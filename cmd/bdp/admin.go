@@ -158,8 +158,7 @@ func printPassword(out io.Writer, generated bool, email, password string) {
 		fmt.Fprintf(out, "log in as %s with the password given\n", email)
 		return
 	}
-	// Shown once: bdp keeps only its hash.
-	fmt.Fprintf(out, "password: %s\n(shown only now; log in with it, e.g. curl -u '%s:PASSWORD' http://127.0.0.1:8080/v2/user)\n", password, email)
+	fmt.Fprintf(out, "password: %s\n(shown only now: bdp keeps only its hash; log in as %s with it)\n", password, email)
 }
 
 // clientError words a refusal (a duplicate, an unknown email, a short
