@@ -141,10 +141,16 @@ func errorDescription(code int) string {
 		return "no such resource"
 	case 409:
 		return "conflicts with the current state: a duplicate, or a status that does not allow it"
+	case 408:
+		return "the request line, headers or body did not arrive within the read timeout"
 	case 413:
-		return "the body is larger than the limit"
+		return "the body is larger than the route's limit"
+	case 414:
+		return "the request URI (path and query) is longer than 8 KiB"
 	case 422:
 		return "the values cannot be converted as asked"
+	case 431:
+		return "the request line and headers together are larger than 16 KiB"
 	case 429:
 		return "too many failed password logins for this account or client address (by default more than 10 for one account, " +
 			"or 100 from one address, within a minute): even the right password is refused until Retry-After (seconds) has passed; " +
@@ -156,9 +162,11 @@ func errorDescription(code int) string {
 }
 
 // errorStatuses lists the error statuses a route can answer: those of
-// every route of its kind plus the route's own Errors.
+// every route of its kind plus the route's own Errors. Any request can be
+// late (408), too long in its URI (414) or headers (431), or carry a body
+// over its route's limit (413), whether the route takes a body or not.
 func errorStatuses(r *route) []int {
-	codes := []int{400, 404}
+	codes := []int{400, 404, 408, 413, 414, 431}
 	if r.Tag != store.TagMeta {
 		codes = append(codes, 401, 403)
 	}
@@ -171,9 +179,6 @@ func errorStatuses(r *route) []int {
 	}
 	if r.Op != "" && r.Tag != store.TagMeta {
 		codes = append(codes, 409)
-	}
-	if r.Body != nil {
-		codes = append(codes, 413)
 	}
 	if r.Path != "/v2/meta/endpoints" && r.Path != "/v2/openapi.json" { // these two answer from memory
 		codes = append(codes, 503)

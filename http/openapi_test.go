@@ -61,14 +61,14 @@ func TestOpenAPIDocumentCoversEveryRoute(t *testing.T) {
 		path, method string
 		statuses     []string
 	}{
-		{"/v2/meta/endpoints", "get", []string{"200", "400", "404"}},
-		{"/v2/auth/token", "post", []string{"200", "400", "401", "404", "413", "429", "503"}},
-		{"/v2/user/token", "post", []string{"200", "400", "401", "404", "413", "429", "503"}},
-		{"/v2/user", "get", []string{"200", "400", "401", "403", "404", "429", "503"}},
-		{"/v2/project/{project_id}/virtual_datapoint/run", "post", []string{"200", "400", "401", "403", "404", "409", "429", "503"}},
-		{"/v2/datapoint/timeseries", "get", []string{"200", "400", "401", "403", "404", "422", "429", "503"}},
-		{"/v2/company/role", "post", []string{"200", "400", "401", "403", "404", "409", "413", "429", "503"}},
-		{"/operator/companies", "post", []string{"201", "400", "401", "403", "404", "409", "413", "503"}},
+		{"/v2/meta/endpoints", "get", []string{"200", "400", "404", "408", "413", "414", "431"}},
+		{"/v2/auth/token", "post", []string{"200", "400", "401", "404", "408", "413", "414", "429", "431", "503"}},
+		{"/v2/user/token", "post", []string{"200", "400", "401", "404", "408", "413", "414", "429", "431", "503"}},
+		{"/v2/user", "get", []string{"200", "400", "401", "403", "404", "408", "413", "414", "429", "431", "503"}},
+		{"/v2/project/{project_id}/virtual_datapoint/run", "post", []string{"200", "400", "401", "403", "404", "408", "409", "413", "414", "429", "431", "503"}},
+		{"/v2/datapoint/timeseries", "get", []string{"200", "400", "401", "403", "404", "408", "413", "414", "422", "429", "431", "503"}},
+		{"/v2/company/role", "post", []string{"200", "400", "401", "403", "404", "408", "409", "413", "414", "429", "431", "503"}},
+		{"/operator/companies", "post", []string{"201", "400", "401", "403", "404", "408", "409", "413", "414", "431", "503"}},
 	} {
 		responses, _ := doc.Paths[tc.path][tc.method]["responses"].(map[string]any)
 		var got []string
