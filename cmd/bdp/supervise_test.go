@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/store/pgcluster"
 )
 
 // When the managed PostgreSQL dies (kill -9 of its postmaster), bdp serve
@@ -82,7 +84,7 @@ func TestManagedPostgresIsRestartedAfterKill(t *testing.T) {
 	if postmasterRunning(dir) {
 		t.Fatal("managed PostgreSQL still running after bdp serve exited")
 	}
-	if procs := processesIn(pgDir); len(procs) > 0 {
+	if procs := pgcluster.ProcessesIn(pgDir); len(procs) > 0 {
 		t.Fatalf("PostgreSQL processes left after SIGTERM: %v", procs)
 	}
 }
@@ -107,24 +109,4 @@ func readPostmasterPID(t *testing.T, pgDir string) int {
 		t.Fatal(err)
 	}
 	return pid
-}
-
-// processesIn lists the live processes working in dir: every PostgreSQL
-// server process works in its data directory.
-func processesIn(dir string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		zombie := strings.Contains(string(stat), ") Z ")
-		if err == nil && cwd == dir && !zombie {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

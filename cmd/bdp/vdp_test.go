@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -15,31 +14,7 @@ import (
 func TestRestartResumesVirtualDatapointsWithWindows(t *testing.T) {
 	dir := newDataDir(t)
 	s := startServe(t, dir)
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"vdp","admin":{"firstName":"V","lastName":"D","email":"v@vdp.test","password":"vdp-pw-12"}}`)
-	if status != 201 {
-		t.Fatalf("company: %d %s", status, body)
-	}
-	admin := basicAuth("v@vdp.test", "vdp-pw-12")
-	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
-	var created struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if status != 200 || json.Unmarshal(body, &created) != nil {
-		t.Fatalf("project: %d %s", status, body)
-	}
-	pid := created.Resource.Project.ID
-	vdp := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
-	status, body = s.request("POST", vdp+"?dataPointID=avg3&type=formula", admin,
-		`{"pins":{"P1":{"dataPointID":"temp","data_range":{"count":3},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`)
-	if status != 200 {
-		t.Fatalf("create: %d %s", status, body)
-	}
-	if status, body = s.request("POST", vdp+"/run?dataPointID=avg3&run=true", admin, ""); status != 200 || !strings.Contains(string(body), `"Running"`) {
-		t.Fatalf("run: %d %s", status, body)
-	}
+	pid, admin := vdpProject(t, s)
 	at := time.Date(2026, 8, 3, 6, 0, 0, 0, time.UTC)
 	upload := func(s *server, minute int, v float64) {
 		t.Helper()

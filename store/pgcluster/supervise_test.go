@@ -2,9 +2,7 @@ package pgcluster
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -62,7 +60,7 @@ func TestSuperviseRestartsAKilledServer(t *testing.T) {
 	if err := c.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if procs := processesIn(dir); len(procs) > 0 {
+	if procs := ProcessesIn(dir); len(procs) > 0 {
 		t.Fatalf("PostgreSQL processes left in %s after Stop: %v", dir, procs)
 	}
 }
@@ -76,21 +74,4 @@ func answers(url string) bool {
 	}
 	conn.Close(ctx)
 	return true
-}
-
-// processesIn lists the processes whose working directory is dir: every
-// PostgreSQL server process works in its data directory.
-func processesIn(dir string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir && !isZombie(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

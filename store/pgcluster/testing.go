@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -70,4 +72,22 @@ func (c *Cluster) TestDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return url
+}
+
+// ProcessesIn lists the live processes whose working directory is dir:
+// every PostgreSQL server process works in its data directory, so an
+// empty answer after Stop means no server of that cluster is left.
+func ProcessesIn(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir && !isZombie(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
