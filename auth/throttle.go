@@ -176,6 +176,25 @@ func (t *Throttle) Begin(ctx context.Context, account string, addr netip.Addr) (
 // address; a success forgets the account's failures (not the address's,
 // or one good login would reset a guesser's count).
 func (a *Attempt) Done(ok bool) {
+	a.end(func(acc, adr *failureCount) {
+		if ok {
+			acc.counts = [throttleSlots]int32{}
+		} else {
+			acc.counts[mod(acc.newest)]++
+			adr.counts[mod(adr.newest)]++
+		}
+	})
+}
+
+// Cancel ends an attempt that could not be verified (the user store
+// failed): it counts as neither failure nor success.
+func (a *Attempt) Cancel() {
+	a.end(func(_, _ *failureCount) {})
+}
+
+// end takes the attempt off its account's and address's pending counts,
+// records its outcome and wakes the attempts waiting for it.
+func (a *Attempt) end(record func(acc, adr *failureCount)) {
 	t := a.t
 	slot, _ := t.now()
 	t.mu.Lock()
@@ -183,24 +202,7 @@ func (a *Attempt) Done(ok bool) {
 	acc, adr := t.entry(t.accounts, a.acc, slot), t.entry(t.addresses, a.adr, slot)
 	// An entry evicted meanwhile comes back without the pending count.
 	acc.pending, adr.pending = max(acc.pending-1, 0), max(adr.pending-1, 0)
-	if ok {
-		acc.counts = [throttleSlots]int32{}
-	} else {
-		acc.counts[mod(acc.newest)]++
-		adr.counts[mod(adr.newest)]++
-	}
-	t.wake()
-}
-
-// Cancel ends an attempt that could not be verified (the user store
-// failed): it counts as neither failure nor success.
-func (a *Attempt) Cancel() {
-	t := a.t
-	slot, _ := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	acc, adr := t.entry(t.accounts, a.acc, slot), t.entry(t.addresses, a.adr, slot)
-	acc.pending, adr.pending = max(acc.pending-1, 0), max(adr.pending-1, 0)
+	record(acc, adr)
 	t.wake()
 }
 
