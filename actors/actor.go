@@ -15,8 +15,8 @@ import (
 // restart.
 type vdpActor struct {
 	engine  *Engine
-	def     *Definition // shared with the engine's registry
-	started chan error  // first start only; nil afterwards
+	def     *Definition      // shared with the engine's registry
+	started chan startResult // first start only; nil afterwards
 
 	calc Calculator
 	// pins lists each pin with its source and how far its history was read
@@ -33,7 +33,15 @@ type vdpActor struct {
 type initialize struct {
 	def     *Definition
 	catchUp bool
-	started chan error
+	cursor  time.Time
+	started chan startResult
+}
+
+// startResult is how an actor's first start ended: its cursor (where its
+// live calculation begins, Engine.Start) or why it failed.
+type startResult struct {
+	cursor time.Time
+	err    error
 }
 
 // delivery carries stored observations of one source datapoint.
@@ -51,17 +59,20 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		a.def, a.started = m.def, m.started
 		if !a.engine.initialized(ctx.Self()) {
 			// Its Start gave up and forgot it; the Stop is on its way.
-			a.started <- context.Canceled
+			a.started <- startResult{err: context.Canceled}
 			a.started = nil
 			return
 		}
-		a.begin(ctx, m.catchUp)
+		a.begin(ctx, m.catchUp, m.cursor)
 	case *actor.Started:
 		// A restart makes a fresh actor: its definition comes from the
-		// engine. On the first start initialize follows instead.
-		if def, ok := a.engine.restartOf(ctx.Self()); ok {
+		// engine. On the first start initialize follows instead. It
+		// catches up like a resume: the message that failed, and those
+		// its predecessor took but whose outputs had not reached the
+		// store, are calculated, not merely put back in the windows.
+		if def, cursor, ok := a.engine.restartOf(ctx.Self()); ok {
 			a.def = def
-			a.begin(ctx, false)
+			a.begin(ctx, true, cursor)
 		}
 	case *actor.Restarting, *actor.Stopping:
 		a.release()
@@ -81,11 +92,14 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 // begin starts the actor and reports the first start; a failed start is
 // a failure of the actor, for its supervisor to restart. A start cut short
 // by Stop or Shutdown is none: the actor stays idle until its stop.
-func (a *vdpActor) begin(ctx actor.Context, catchUp bool) {
+func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time) {
 	sctx := a.engine.startContext(ctx.Self())
-	err := a.start(ctx, sctx, catchUp)
+	cursor, err := a.start(ctx, sctx, catchUp, cursor)
+	if err == nil {
+		a.engine.setCursor(ctx.Self(), cursor)
+	}
 	if a.started != nil {
-		a.started <- err
+		a.started <- startResult{cursor: cursor, err: err}
 		a.started = nil
 	}
 	if err != nil && sctx.Err() != nil {
@@ -99,17 +113,25 @@ func (a *vdpActor) begin(ctx actor.Context, catchUp bool) {
 }
 
 // endOfTime is after every time the pipeline accepts (years up to 9999):
-// the open end of a catch-up's reads.
-var endOfTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+// the open end of a catch-up's reads; beginningOfTime is the earliest time
+// it accepts (pipeline.Observation.Validate), where a catch-up of a run
+// that found no source history starts.
+var (
+	endOfTime       = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	beginningOfTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+)
 
 // start builds a fresh calculator, subscribes to the sources, and
 // refills the windows from the stored history before anything delivered
-// live; with catchUp, it then replays what is stored since the newest
-// output (Engine.CatchUp).
-func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool) error {
+// live; with catchUp, it instead replays what is stored since the newest
+// output, or since cursor when that is later or there is none
+// (Engine.CatchUp). It returns the cursor of this run: the one it was
+// given, or, when it refilled, where its live calculation begins in event
+// time (liveFrom).
+func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, cursor time.Time) (time.Time, error) {
 	calc, err := a.def.NewCalculator()
 	if err != nil {
-		return err
+		return cursor, err
 	}
 	a.calc, a.pins = calc, a.pins[:0]
 	sources := calc.Sources()
@@ -125,13 +147,16 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool) 
 		}
 	}
 	src, now := a.engine.cfg.History, a.engine.cfg.Now()
-	var from time.Time // the newest stored output: where a catch-up starts
+	var from time.Time // where a catch-up starts
 	if catchUp {
 		newest, err := src.Recent(sctx, a.def.ProjectID, a.def.DataPointID, 1, time.Time{}, endOfTime)
 		if err != nil {
-			return fmt.Errorf("newest output: %w", err)
+			return cursor, fmt.Errorf("newest output: %w", err)
 		}
-		if len(newest) > 0 {
+		// Outputs before the cursor are an earlier run's (one stopped
+		// since): this run calculates from its cursor on.
+		from = cursor
+		if len(newest) > 0 && newest[0].Time.After(from) {
 			from = newest[0].Time
 		}
 	}
@@ -142,17 +167,18 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool) 
 		// been quiet for a while still refills its window with what the
 		// live run held.
 		if streams, err = warmUp(sctx, calc, a.def.ProjectID, src, now); err != nil {
-			return err
+			return cursor, err
 		}
+		cursor = liveFrom(calc, streams, now)
 	} else {
 		r, err := newReplay(sctx, calc, a.def.ProjectID, src, from, endOfTime)
 		if err != nil {
-			return err
+			return cursor, err
 		}
 		// Boundaries up to now fire; the timer takes the next one.
 		r.tickEnd, r.flush = now.Add(time.Nanosecond), a.writeAll
 		if err := r.run(); err != nil {
-			return fmt.Errorf("catch up since %s: %w", from.Format(time.RFC3339Nano), err)
+			return cursor, fmt.Errorf("catch up since %s: %w", from.Format(time.RFC3339Nano), err)
 		}
 		a.writeAll(r.out)
 		if r.lastError != nil {
@@ -172,7 +198,41 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool) 
 		_ = es.TakeError() // reported when the history arrived live
 	}
 	a.schedule(ctx)
-	return nil
+	return cursor, nil
+}
+
+// liveFrom is where a start that refilled its windows up to now begins to
+// calculate, in event time, so that a replay from there (a catch-up)
+// calculates what this run does live, when observations arrive in time
+// order:
+//
+//   - just after the newest source observation the refill read (the
+//     beginning of time when there is none): what arrives later is
+//     calculated, what was read is not. With several sources, one that
+//     lags the newest may have arrivals before the cursor, which the
+//     replay leaves in the windows uncalculated;
+//   - with timed triggers, not before each trigger's first boundary after
+//     now: a timed pin holds no value until it fires, and nothing is
+//     calculated until every pin has a value (window.Calc), while the
+//     replay's warm-up gives each its value at its last boundary before
+//     the replay.
+//
+// Microseconds, as the store keeps it.
+func liveFrom(calc Calculator, streams []*stream, now time.Time) time.Time {
+	from := beginningOfTime
+	for _, st := range streams {
+		if next := st.newest.Truncate(time.Microsecond).Add(time.Microsecond); next.After(from) {
+			from = next
+		}
+	}
+	first, timed := calc.NextTick(now)
+	if r, ok := calc.(interface{ readyFrom(time.Time) time.Time }); ok && timed {
+		first = r.readyFrom(now)
+	}
+	if timed && first.After(from) {
+		from = first
+	}
+	return from
 }
 
 func (a *vdpActor) deliver(m *delivery) {

@@ -80,7 +80,7 @@ func TestStartKeepsToTheWindowBudget(t *testing.T) {
 	gauge := func() float64 { return gaugeValue(t, reg, "bdp_window_estimated_bytes") }
 	ctx := context.Background()
 	big := def("big", 11_000)
-	if err := eng.Start(ctx, big); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "BDP_WINDOW_BUDGET_DATAPOINT") {
+	if _, err := eng.Start(ctx, big); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "BDP_WINDOW_BUDGET_DATAPOINT") {
 		t.Fatalf("Start over the per-datapoint budget = %v, want Invalid naming the limit", err)
 	}
 	if eng.Running(big.key()) || gauge() != 0 {
@@ -88,7 +88,7 @@ func TestStartKeepsToTheWindowBudget(t *testing.T) {
 	}
 	a, b, c := def("a", 10_000), def("b", 10_000), def("c", 10_000)
 	for _, d := range []Definition{a, b} {
-		if err := eng.Start(ctx, d); err != nil {
+		if _, err := eng.Start(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +101,7 @@ func TestStartKeepsToTheWindowBudget(t *testing.T) {
 	if err := eng.CheckBudget(a, true); err != nil {
 		t.Fatalf("CheckBudget of a running one counts it twice: %v", err)
 	}
-	err := eng.Start(ctx, c)
+	_, err := eng.Start(ctx, c)
 	if fault.KindOf(err) != fault.Unavailable || !strings.Contains(err.Error(), "BDP_WINDOW_BUDGET_NODE") {
 		t.Fatalf("Start of a third = %v, want Unavailable naming the node budget", err)
 	}
@@ -111,7 +111,7 @@ func TestStartKeepsToTheWindowBudget(t *testing.T) {
 	if got := gauge(); got != float64(per) {
 		t.Fatalf("after a stop: gauge %v, want %d", got, per)
 	}
-	if err := eng.Start(ctx, c); err != nil {
+	if _, err := eng.Start(ctx, c); err != nil {
 		t.Fatalf("Start once a share was given back: %v", err)
 	}
 	if v := gaugeValue(t, reg, "bdp_window_budget_bytes"); v != float64(2*per+per/2) {

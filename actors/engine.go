@@ -129,64 +129,70 @@ func New(cfg EngineConfig) (*Engine, error) {
 }
 
 // Start spawns the actor of a virtual datapoint and returns once it runs
-// (history loaded, subscribed). Starting a running one is an error.
-func (e *Engine) Start(ctx context.Context, def Definition) error {
-	return e.start(ctx, def, false)
+// (history loaded, subscribed), with where its live calculation begins in
+// event time: the cursor a later CatchUp takes when no output of this run
+// is stored (vdpActor.start). Starting a running one is an error.
+func (e *Engine) Start(ctx context.Context, def Definition) (time.Time, error) {
+	return e.start(ctx, def, false, time.Time{})
 }
 
 // CatchUp is Start after a restart of the platform: before it takes live
 // data, the actor computes every output due since the datapoint's newest
-// stored output, through the recompute's replay (the same calculation in
-// event time, reading the sources in pages), and writes them as live
-// outputs are written. What was stored but not yet calculated when the
-// platform stopped, even by kill -9, is so calculated, and the stored
-// output at the newest time is calculated again with everything at that
-// time. A datapoint without a stored output starts as with Start.
-func (e *Engine) CatchUp(ctx context.Context, def Definition) error {
-	return e.start(ctx, def, true)
+// stored output, or since cursor (what its Start returned) when that is
+// later or no output is stored, through the recompute's replay (the same
+// calculation in event time, reading the sources in pages), and writes
+// them as live outputs are written. What was stored but not yet
+// calculated when the platform stopped, even by kill -9 before the first
+// output was stored, is so calculated, and the stored output at the newest
+// time is calculated again with everything at that time. Without either
+// (a zero cursor: a datapoint set running before cursors were kept), it
+// starts as with Start.
+func (e *Engine) CatchUp(ctx context.Context, def Definition, cursor time.Time) error {
+	_, err := e.start(ctx, def, true, cursor)
+	return err
 }
 
-func (e *Engine) start(ctx context.Context, def Definition, catchUp bool) error {
+func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor time.Time) (time.Time, error) {
 	if def.NewCalculator == nil {
-		return errors.New("actors: Definition.NewCalculator is required")
+		return time.Time{}, errors.New("actors: Definition.NewCalculator is required")
 	}
 	// Building one calculator up front turns a bad definition into an
 	// error here instead of a crash loop in the actor.
 	if _, err := def.NewCalculator(); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	k := def.key()
 	e.mu.Lock()
 	if _, ok := e.running[k]; ok {
 		e.mu.Unlock()
-		return fmt.Errorf("actors: %d/%s is already running", def.ProjectID, def.DataPointID)
+		return time.Time{}, fmt.Errorf("actors: %d/%s is already running", def.ProjectID, def.DataPointID)
 	}
 	if err := e.budget.reserve(def); err != nil {
 		e.mu.Unlock()
-		return err
+		return time.Time{}, err
 	}
 	e.running[k] = nil // reserved while it starts: a second Start of it fails
 	e.mu.Unlock()
-	started := make(chan error, 1)
+	started := make(chan startResult, 1)
 	reply := make(chan *actor.PID, 1)
-	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, started: started, reply: reply})
+	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, cursor: cursor, started: started, reply: reply})
 	// The supervisor answers at once; waiting for it even when ctx ends
 	// means no actor is left running that nobody knows of.
 	pid := <-reply
 	e.mu.Lock()
 	e.running[k] = pid
 	e.mu.Unlock()
-	var err error
+	var res startResult
 	select {
-	case err = <-started:
+	case res = <-started:
 	case <-ctx.Done():
-		err = ctx.Err()
+		res.err = ctx.Err()
 	}
-	if err != nil {
+	if res.err != nil {
 		e.forget(k)
 		e.system.Root.Stop(pid)
 	}
-	return err
+	return res.cursor, res.err
 }
 
 // Stop stops the actor of a virtual datapoint and waits for it.
@@ -313,6 +319,10 @@ func (e *Engine) forget(k Key) {
 type registration struct {
 	def         *Definition
 	initialized bool // the actor has taken its initialize message
+	// cursor is where its live calculation began in event time (see
+	// vdpActor.start): a restart after a panic catches up from it when no
+	// later output is stored.
+	cursor time.Time
 	// ctx is what the actor's starts read history under: cancelled when
 	// the engine forgets the actor (Stop, a given-up Start) or shuts down,
 	// so that a long refill or catch-up does not hold up a Stop.
@@ -321,11 +331,21 @@ type registration struct {
 }
 
 // register notes what a spawned actor runs, before the actor can fail.
-func (e *Engine) register(pid *actor.PID, def *Definition) {
+func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ctx, cancel := context.WithCancel(e.ctx)
-	e.actors[pid.Id] = &registration{def: def, ctx: ctx, cancel: cancel}
+	e.actors[pid.Id] = &registration{def: def, cursor: cursor, ctx: ctx, cancel: cancel}
+}
+
+// setCursor notes where an actor's live calculation began, for its
+// restarts.
+func (e *Engine) setCursor(pid *actor.PID, cursor time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.actors[pid.Id]; ok {
+		r.cursor = cursor
+	}
 }
 
 // startContext is the context of an actor's starts; an ended one once the
@@ -364,16 +384,17 @@ func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 	return r.def, true
 }
 
-// restartOf is the definition of an actor being restarted; false on the
-// first start, before the initialize message, and once it is stopped.
-func (e *Engine) restartOf(pid *actor.PID) (*Definition, bool) {
+// restartOf is the definition and cursor of an actor being restarted;
+// false on the first start, before the initialize message, and once it is
+// stopped.
+func (e *Engine) restartOf(pid *actor.PID) (*Definition, time.Time, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r, ok := e.actors[pid.Id]
 	if !ok || !r.initialized {
-		return nil, false
+		return nil, time.Time{}, false
 	}
-	return r.def, true
+	return r.def, r.cursor, true
 }
 
 // warnOnly passes on warnings and errors only.

@@ -41,7 +41,7 @@ func TestStartOverMoreThanAMillionStoredObservations(t *testing.T) {
 		"parameters": {"formula": "P1 x 1000 + P2;"}}`)
 	eng := e.engine(nil)
 	began := time.Now()
-	if err := eng.Start(ctx, def); err != nil {
+	if _, err := eng.Start(ctx, def); err != nil {
 		t.Fatalf("start over %d stored observations: %v", n, err)
 	}
 	t.Logf("refilled two windows of %d from %d stored observations in %s", window.MaxObservations, n, time.Since(began))

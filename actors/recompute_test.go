@@ -157,7 +157,7 @@ func TestRecomputeEqualsLiveEveryValue(t *testing.T) {
 		"P1": {"dataPointID": "a", "data_range": {"time": "2m"}, "aggregate": "first"},
 		"P2": {"dataPointID": "b"}}, "parameters": {"formula": "P1 - P2;"}}`)
 	for _, d := range []Definition{def, def2} {
-		if err := eng.Start(ctx, d); err != nil {
+		if _, err := eng.Start(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestRecomputeEqualsLiveTimed(t *testing.T) {
 		"P2": {"dataPointID": "d", "data_range": {"count": 2}, "aggregate": "sum"},
 		"P3": {"dataPointID": "c", "data_range": {"count": 5}, "aggregate": "max", "trigger": "every_hour"}},
 		"parameters": {"formula": "P1 + P2 x 0.5 - P3 / 3;"}}`)
-	if err := eng.Start(ctx, def); err != nil {
+	if _, err := eng.Start(ctx, def); err != nil {
 		t.Fatal(err)
 	}
 	eng.mu.Lock()

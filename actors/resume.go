@@ -59,7 +59,7 @@ func resumeOne(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger
 	attrs := []any{slog.Int64("project_id", v.ProjectID), slog.String("dataPointID", v.DataPointID)}
 	def, err := e.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
 	if err == nil {
-		err = e.CatchUp(ctx, def)
+		err = e.CatchUp(ctx, def, v.CatchUpFrom)
 	}
 	if ctx.Err() != nil {
 		return // shutting down: it stays Starting, for the next start

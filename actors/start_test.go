@@ -43,7 +43,7 @@ func TestConcurrentStartsRunOneActor(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs <- eng.Start(context.Background(), def) }()
+		go func() { defer wg.Done(); _, err := eng.Start(context.Background(), def); errs <- err }()
 	}
 	// The refused one answers at once; the other waits for its history.
 	refused := <-errs
@@ -72,7 +72,7 @@ func TestCancelledStartLeavesNothingRunning(t *testing.T) {
 	def := e.def("src", "out")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := eng.Start(ctx, def); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := eng.Start(ctx, def); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start = %v, want the context's deadline", err)
 	}
 	if eng.Running(def.key()) {
@@ -84,7 +84,7 @@ func TestCancelledStartLeavesNothingRunning(t *testing.T) {
 	if got := e.outputs("out", 0); len(got) != 0 {
 		t.Fatalf("the abandoned actor wrote %v", got)
 	}
-	if err := eng.Start(context.Background(), def); err != nil {
+	if _, err := eng.Start(context.Background(), def); err != nil {
 		t.Fatalf("Start after the cancelled one: %v", err)
 	}
 	e.write("src", 1, 7)

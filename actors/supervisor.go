@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -19,8 +20,9 @@ type supervisor struct {
 
 type spawnRequest struct {
 	def     *Definition
-	catchUp bool       // the first start catches up (Engine.CatchUp)
-	started chan error // the actor reports its first start here
+	catchUp bool             // the first start catches up (Engine.CatchUp)
+	cursor  time.Time        // where a catch-up without a later stored output begins
+	started chan startResult // the actor reports its first start here
 	reply   chan *actor.PID
 }
 
@@ -29,10 +31,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		pid := ctx.Spawn(s.props)
 		// Registered before the actor can fail, so a restart finds it and
 		// a Start that gives up forgets it.
-		s.engine.register(pid, req.def)
+		s.engine.register(pid, req.def, req.cursor)
 		// The first message in the new mailbox, before any delivery: the
 		// actor subscribes to its sources only while handling it.
-		ctx.Send(pid, &initialize{def: req.def, catchUp: req.catchUp, started: req.started})
+		ctx.Send(pid, &initialize{def: req.def, catchUp: req.catchUp, cursor: req.cursor, started: req.started})
 		req.reply <- pid
 	}
 }

@@ -40,7 +40,7 @@ func TestTimedTriggersFireLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { eng.Shutdown(context.Background()) })
-			if err := eng.Start(ctx, def); err != nil {
+			if _, err := eng.Start(ctx, def); err != nil {
 				t.Fatal(err)
 			}
 			e.writeAt("src", tc.boundary.Add(-30*time.Second), 8) // live, before the boundary

@@ -357,7 +357,7 @@ func startVDPs(ctx context.Context, engine *actors.Engine, project int64, n int)
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				def, err := vdpDefinition(engine, project, i)
 				if err == nil {
-					err = engine.Start(ctx, def)
+					_, err = engine.Start(ctx, def)
 				}
 				if err != nil {
 					errs <- fmt.Errorf("start %s: %w", vdpName(i), err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -19,7 +20,8 @@ import (
 // Engine is what the HTTP layer asks of the actor engine.
 type Engine interface {
 	Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (actors.Definition, error)
-	Start(ctx context.Context, def actors.Definition) error
+	// Start answers where the run's calculation began (actors.Engine.Start).
+	Start(ctx context.Context, def actors.Definition) (time.Time, error)
 	Stop(ctx context.Context, k actors.Key) error
 	// CheckBudget refuses a definition over the window budget: its own
 	// windows (400), and with toRun the node's (503).

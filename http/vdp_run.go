@@ -82,12 +82,13 @@ func (s *Server) checkRunBudget(c *fiber.Ctx, projectID int64, id string) error 
 }
 
 // startVDP runs the actor of a virtual datapoint in Starting and records
-// the outcome: Running, or Start failed with the reason.
+// the outcome: Running, with where its calculation began for a catch-up
+// after a crash (actors.Engine.CatchUp), or Start failed with the reason.
 func (s *Server) startVDP(c *fiber.Ctx, v store.VDP) (store.VDP, error) {
 	next := store.StatusChange{Code: store.StatusRunning, Message: "engine actor running"}
 	def, err := s.engine.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
 	if err == nil {
-		err = s.engine.Start(c.UserContext(), def)
+		next.CatchUpFrom, err = s.engine.Start(c.UserContext(), def)
 	}
 	if err != nil {
 		next = store.StatusChange{Code: store.StatusStartFailed, Message: fault.Message(err)}

@@ -79,12 +79,19 @@ type VDP struct {
 	Config      json.RawMessage // {pins, parameters} with defaults filled in
 	StatusCode  int
 	Logs        []VDPLog
+	// CatchUpFrom is where its current run's live calculation began, in
+	// event time (actors.Engine.Start); zero when unknown. Only
+	// MarkResuming reads it.
+	CatchUpFrom time.Time
 }
 
 // StatusChange is one move of the state table, with its log message.
 type StatusChange struct {
 	Code    int
 	Message string
+	// CatchUpFrom, when not zero, is stored with the change as where the
+	// run that the change records began to calculate (VDP.CatchUpFrom).
+	CatchUpFrom time.Time
 }
 
 func insertLog(ctx context.Context, tx pgx.Tx, vdpID int64, c StatusChange) error {
@@ -153,7 +160,12 @@ func (s *Store) ChangeVDPStatus(ctx context.Context, projectID int64, dataPointI
 			return fault.Conflictf("virtual datapoint %q is %s (%d); it cannot move to %s", dataPointID,
 				StatusText(current), current, StatusText(c.Code))
 		}
-		if _, err := tx.Exec(ctx, `UPDATE virtual_datapoints SET status_code = $2 WHERE id = $1`, id, c.Code); err != nil {
+		var from *time.Time
+		if !c.CatchUpFrom.IsZero() {
+			from = &c.CatchUpFrom
+		}
+		if _, err := tx.Exec(ctx, `UPDATE virtual_datapoints SET status_code = $2, catch_up_from = coalesce($3, catch_up_from)
+			WHERE id = $1`, id, c.Code, from); err != nil {
 			return err
 		}
 		return insertLog(ctx, tx, id, c)
@@ -232,21 +244,6 @@ func (s *Store) ListVDPs(ctx context.Context, projectID int64, search string, st
 		return v, err
 	})
 	return list, total, err
-}
-
-// VDPsWithStatus lists every virtual datapoint in one of the statuses,
-// across projects: what the engine must run after a restart.
-func (s *Store) VDPsWithStatus(ctx context.Context, codes ...int) ([]VDP, error) {
-	rows, err := s.pool.Query(ctx, `SELECT project_id, datapoint_id, type, description, config, status_code
-		FROM virtual_datapoints WHERE status_code = ANY($1) ORDER BY id`, codes)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (VDP, error) {
-		var v VDP
-		err := r.Scan(&v.ProjectID, &v.DataPointID, &v.Type, &v.Description, &v.Config, &v.StatusCode)
-		return v, err
-	})
 }
 
 // ProjectVDPConfigs returns the configuration of every virtual datapoint

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/openbdp/bdp/fault"
 )
@@ -21,7 +22,7 @@ func TestVDPLifecycle(t *testing.T) {
 	}
 	cfg := json.RawMessage(`{"pins":{"P1":{"dataPointID":"a"}},"parameters":{"formula":"P1;"}}`)
 	v, err := s.CreateVDP(ctx, VDP{ProjectID: p.ID, DataPointID: "v1", Type: "formula", Config: cfg},
-		StatusChange{StatusCreated, "created by a@acme.test"}, StatusChange{StatusReadyToStart, "configuration valid"})
+		StatusChange{Code: StatusCreated, Message: "created by a@acme.test"}, StatusChange{Code: StatusReadyToStart, Message: "configuration valid"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,18 +30,30 @@ func TestVDPLifecycle(t *testing.T) {
 		t.Fatalf("after create: %+v", v)
 	}
 	if _, err := s.CreateVDP(ctx, VDP{ProjectID: p.ID, DataPointID: "v1", Type: "formula", Config: cfg},
-		StatusChange{StatusCreated, ""}); !fault.Is(err, fault.Conflict) {
+		StatusChange{Code: StatusCreated, Message: ""}); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	// Only allowed moves happen.
-	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{StatusStopping, "x"}, StatusRunning); !fault.Is(err, fault.Conflict) {
+	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusStopping, Message: "x"}, StatusRunning); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("stop of a datapoint that is not running: %v", err)
 	}
-	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{StatusStarting, "started by a"}, StatusReadyToStart, StatusStopped); err != nil {
+	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusStarting, Message: "started by a"}, StatusReadyToStart, StatusStopped); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{StatusRunning, ""}); err != nil {
+	// A run records where its calculation began; a resume finds it there,
+	// and status changes that name none keep it.
+	began := time.Date(2026, 8, 3, 6, 0, 0, 123456000, time.UTC)
+	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusRunning, Message: "", CatchUpFrom: began}); err != nil {
 		t.Fatal(err)
+	}
+	for range 2 {
+		resuming, err := s.MarkResuming(ctx, "resuming")
+		if err != nil || len(resuming) != 1 || resuming[0].DataPointID != "v1" || !resuming[0].CatchUpFrom.Equal(began) {
+			t.Fatalf("resuming: %+v %v", resuming, err)
+		}
+		if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusRunning, Message: "resumed"}, StatusStarting); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := s.DeleteVDP(ctx, p.ID, "v1", "delete"); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("delete while running: %v", err)
@@ -48,10 +61,6 @@ func TestVDPLifecycle(t *testing.T) {
 	v, err = s.UpdateVDPDescription(ctx, p.ID, "v1", "new text")
 	if err != nil || v.StatusCode != StatusRunning || v.Description != "new text" {
 		t.Fatalf("description update: %+v %v", v, err)
-	}
-	running, err := s.VDPsWithStatus(ctx, StatusRunning)
-	if err != nil || len(running) != 1 || running[0].DataPointID != "v1" {
-		t.Fatalf("running: %+v %v", running, err)
 	}
 	list, total, err := s.ListVDPs(ctx, p.ID, "V1", nil, 1, 10)
 	if err != nil || total != 1 || list[0].Status != "Running" {
@@ -61,7 +70,7 @@ func TestVDPLifecycle(t *testing.T) {
 	if _, total, _ := s.ListVDPs(ctx, p.ID, "", &code, 1, 10); total != 0 {
 		t.Fatalf("filter by status: %d", total)
 	}
-	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{StatusStopped, ""}); err != nil {
+	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusStopped, Message: ""}); err != nil {
 		t.Fatal(err)
 	}
 	v, err = s.DeleteVDP(ctx, p.ID, "v1", "deleted by a")
