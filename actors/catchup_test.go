@@ -341,3 +341,50 @@ func TestCatchUpWithoutAStoredOutputStartsAtTheRun(t *testing.T) {
 		})
 	}
 }
+
+// A datapoint stopped and run again calculates nothing of what was stored
+// while it was stopped; a crash of the new run before its first output
+// must not make the catch-up calculate it either, although an output of
+// the earlier run is stored: the catch-up starts at the later of the
+// newest output and the new run's cursor.
+func TestCatchUpIgnoresWhatWasStoredWhileStopped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const mean3 = `{"pins": {"P1": {"dataPointID": "a", "data_range": {"count": 3}, "aggregate": "mean"}}, "parameters": {"formula": "P1;"}}`
+	def, cleanDef := e.definition("out", TypeFormula, mean3), e.definition("clean", TypeFormula, mean3)
+	evs := events(7, 90, "a")
+	later := evs[len(evs)-1].p.Time.Add(time.Hour) // the runs see every stored event as history
+	clock := func() time.Time { return later }
+
+	eng := e.engineAt(clock)
+	if _, err := eng.Start(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	e.feed(eng, def, t0, evs[:30], false)
+	first := e.stored("out", t0, endOfTime, 30)
+	eng.Shutdown(ctx)                                // stopped by its user
+	e.feed(nil, Definition{}, t0, evs[30:60], false) // stored while stopped
+
+	eng = e.engineAt(clock)
+	cursor, err := eng.Start(ctx, def) // run again
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := e.engineAt(clock)
+	if _, err := clean.Start(ctx, cleanDef); err != nil {
+		t.Fatal(err)
+	}
+	eng.Shutdown(ctx) // the crash, before the new run's first output
+	e.feed(clean, cleanDef, t0, evs[60:], false)
+	clean.Shutdown(ctx)
+
+	eng = e.engineAt(clock)
+	if err := eng.CatchUp(ctx, def, cursor); err != nil {
+		t.Fatal(err)
+	}
+	want := append(first, e.stored("clean", t0, endOfTime, 0)...)
+	if len(want) != 60 {
+		t.Fatalf("the runs wrote %d outputs, want 30 and 30", len(want))
+	}
+	sameOutputs(t, "live: the catch-up; recompute: the runs without the crash", e.stored("out", t0, endOfTime, len(want)), want)
+}
