@@ -49,9 +49,9 @@ func CreateCompany(ctx context.Context, st *store.Store, hasher *auth.Hasher, co
 }
 
 // ResetPassword sets a new password for the user with this email. Running
-// servers on the database take it at once; to make them drop the old
-// password and the tokens issued with it at once too, the caller then
-// tells them with store.NotifyCredentialsChanged.
+// servers on the database take it at once, and drop the old password and
+// the tokens issued with it at once too: the change notifies them
+// (migration 00006).
 func ResetPassword(ctx context.Context, st *store.Store, hasher *auth.Hasher, email, password string) (store.User, error) {
 	u, err := st.UserByEmail(ctx, email)
 	if err != nil {

@@ -1,22 +1,29 @@
 package http
 
-import "context"
+import (
+	"context"
 
-// startCredentialsListener makes the caches follow password changes made
-// by another process on the same database (`bdp admin reset-password`):
-// PostgreSQL tells, and the user's cached credentials and roles are
-// dropped at once, so the old password and the tokens issued with it stop
-// working then, not when the caches expire. The returned func stops it.
+	"github.com/openbdp/bdp/store"
+)
+
+// startCredentialsListener makes the caches follow changes to users and
+// roles committed by any process on the same database (another bdp serve,
+// `bdp admin reset-password`): PostgreSQL tells, and the user's cached
+// credentials and everyone's cached roles are dropped at once, so an old
+// password, the tokens issued with it and a withdrawn role stop working
+// then, not when the caches expire. The returned func stops it.
 func (s *Server) startCredentialsListener() func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.store.ListenCredentialsChanged(ctx, func(userID int64) {
-			if userID == 0 {
+		s.store.ListenCredentialsChanged(ctx, func(ch store.AccessChange) {
+			switch {
+			case ch.Roles:
+			case ch.UserID == 0:
 				s.creds.DropAll()
-			} else {
-				s.creds.DropUser(userID)
+			default:
+				s.creds.DropUser(ch.UserID)
 			}
 			s.authz.invalidate()
 		})

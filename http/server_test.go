@@ -56,8 +56,20 @@ func newTestEnv(t *testing.T, tweak ...func(*Config)) *testEnv {
 // by tweakEngine (a window budget, say).
 func newTestEnvEngine(t *testing.T, tweakEngine func(*actors.EngineConfig), tweak ...func(*Config)) *testEnv {
 	t.Helper()
+	return startTestEnv(t, testCluster.TestDatabase(t), tweakEngine, tweak...)
+}
+
+// twin starts a second server on the database of e, with caches of its
+// own, as a second node of one deployment.
+func (e *testEnv) twin() *testEnv {
+	e.t.Helper()
+	return startTestEnv(e.t, e.dbURL, func(*actors.EngineConfig) {})
+}
+
+// startTestEnv starts a server on the database at url.
+func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweak ...func(*Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -6,30 +6,37 @@ import (
 	"time"
 )
 
-// credentialsChannel is the PostgreSQL notification channel of password
-// changes made outside the server that caches credentials (`bdp admin`).
+// credentialsChannel is the PostgreSQL notification channel of changes to
+// users, roles and role assignments. Triggers send on it, within the
+// changing transaction (migration 00006), whoever makes the change.
 const credentialsChannel = "bdp_credentials"
 
-// NotifyCredentialsChanged tells every server on this database that a
-// user's password changed, so that they drop what they cached about the
-// user at once instead of when their caches expire.
-func (s *Store) NotifyCredentialsChanged(ctx context.Context, userID int64) error {
-	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, credentialsChannel, strconv.FormatInt(userID, 10))
-	return err
+// rolesChanged is the payload of a change to roles or role assignments.
+const rolesChanged = "roles"
+
+// AccessChange is what a notification on credentialsChannel says changed.
+type AccessChange struct {
+	// UserID is the user whose row changed or who was deleted: their
+	// cached credentials and roles are stale. 0 with Roles false: any
+	// user's (notices may have been lost).
+	UserID int64
+	// Roles: roles or role assignments changed; cached passwords stay valid.
+	Roles bool
 }
 
-// ListenCredentialsChanged calls changed with the user id of every
-// NotifyCredentialsChanged, until ctx ends. It holds one connection of its
-// own and makes a new one when it is lost (the database restarting);
-// notifications of the gap are lost then, so after every reconnection it
-// calls changed(0), meaning any user. changed runs on this goroutine.
-func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(userID int64)) {
+// ListenCredentialsChanged calls changed with every AccessChange committed
+// on this database, by any process, until ctx ends. It holds one
+// connection of its own and makes a new one when it is lost (the database
+// restarting); notifications of the gap are lost then, so after every
+// reconnection it calls changed with the zero AccessChange, meaning any
+// user. changed runs on this goroutine.
+func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(AccessChange)) {
 	const minBackoff, maxBackoff = 250 * time.Millisecond, 10 * time.Second
 	backoff, listened := minBackoff, false
 	for {
 		err := s.listen(ctx, func() {
 			if listened {
-				changed(0)
+				changed(AccessChange{})
 			}
 			listened, backoff = true, minBackoff
 		}, changed)
@@ -46,7 +53,7 @@ func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(userI
 }
 
 // listen runs one LISTEN session until its connection fails or ctx ends.
-func (s *Store) listen(ctx context.Context, listening func(), changed func(int64)) error {
+func (s *Store) listen(ctx context.Context, listening func(), changed func(AccessChange)) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -67,10 +74,17 @@ func (s *Store) listen(ctx context.Context, listening func(), changed func(int64
 		if err != nil {
 			return err
 		}
-		id, err := strconv.ParseInt(n.Payload, 10, 64)
-		if err != nil {
-			id = 0 // not ours to read: drop everything, to be safe
-		}
-		changed(id)
+		changed(parseAccessChange(n.Payload))
 	}
+}
+
+func parseAccessChange(payload string) AccessChange {
+	if payload == rolesChanged {
+		return AccessChange{Roles: true}
+	}
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil || id <= 0 {
+		return AccessChange{} // not ours to read: any user, to be safe
+	}
+	return AccessChange{UserID: id}
 }

@@ -112,12 +112,6 @@ func adminResetPassword(ctx context.Context, args []string, in io.Reader, out io
 		}
 		fmt.Fprintf(out, "new password set for %s (user %d)\n", u.Email, u.ID)
 		printPassword(out, generated, u.Email, password)
-		// A running bdp serve drops the old password and its tokens when
-		// told; untold, its cache lets the old one pass a while longer.
-		if err := st.NotifyCredentialsChanged(ctx, u.ID); err != nil {
-			return fmt.Errorf("the new password is set, but a running bdp serve could not be told to forget the old one, "+
-				"which it accepts until BDP_CREDENTIAL_CACHE_TTL has passed: %w", err)
-		}
 		return nil
 	})
 }
