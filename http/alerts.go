@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -52,7 +53,45 @@ func (s *Server) listAlerts(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 		items, total = pageOf(readable, page, perPage), len(readable)
+		if err := s.maskAlerts(ctx, cl, items); err != nil {
+			return nil, err
+		}
 	}
 	return alertList{Items: nonNilSlice(items), Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
 		TotalItems: total, TotalPages: (total + perPage - 1) / perPage}}, nil
+}
+
+// maskAlerts hides in the alerts' messages the dataPointIDs the caller
+// may not read: sources of the project's virtual datapoints, or any other
+// datapoint of the project a message names (logMasker).
+func (s *Server) maskAlerts(ctx context.Context, cl *call, alerts []store.Alert) error {
+	if len(alerts) == 0 {
+		return nil
+	}
+	configs, err := s.store.ProjectVDPConfigs(ctx, cl.ProjectID)
+	if err != nil {
+		return err
+	}
+	var sources, messages []string
+	for id, raw := range configs {
+		cfg, err := storedConfig(store.VDP{DataPointID: id, Config: raw})
+		if err != nil {
+			return err
+		}
+		for _, p := range cfg.Pins {
+			sources = append(sources, p.DataPointID)
+		}
+	}
+	for _, a := range alerts {
+		sources = append(sources, a.DataPointID) // readable: it passed readableOnly
+		messages = append(messages, a.Message)
+	}
+	masker, err := s.logMaskerFor(ctx, cl, sources, messages)
+	if err != nil {
+		return err
+	}
+	for i := range alerts {
+		alerts[i].Message = masker.mask(alerts[i].Message)
+	}
+	return nil
 }

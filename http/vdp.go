@@ -75,7 +75,8 @@ func answerPins(cfg actors.Config) map[string]vdpPin {
 
 // vdpAnswer is a virtual datapoint as the caller may see it: every pin
 // whose source the caller may not read is masked (the rule of
-// rbac.DatapointAccess, one lookup for all pins).
+// rbac.DatapointAccess, one lookup for all pins), and so is every such
+// dataPointID its log messages name (logMasker).
 func (s *Server) vdpAnswer(c *fiber.Ctx, cl *call, v store.VDP) (vdpObject, error) {
 	obj, err := toVDPObject(v)
 	if err != nil || cl.Perms.HasCompanyRole() {
@@ -94,6 +95,13 @@ func (s *Server) vdpAnswer(c *fiber.Ctx, cl *call, v store.VDP) (vdpObject, erro
 			p.DataPointID, p.Masked = nil, true
 			obj.Pins[name] = p
 		}
+	}
+	masker, err := s.logMaskerFor(c.UserContext(), cl, append(sources, obj.DataPointID), logMessages(obj.Logs))
+	if err != nil {
+		return vdpObject{}, err
+	}
+	for i := range obj.Logs {
+		obj.Logs[i].Message = masker.mask(obj.Logs[i].Message)
 	}
 	return obj, nil
 }

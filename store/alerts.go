@@ -28,7 +28,7 @@ type Alert struct {
 	DataPointID string `json:"dataPointID" doc:"the virtual datapoint"`
 	StatusCode  int    `json:"status_code" doc:"virtual_datapoint_status: the current status; calculation_error: the status when the error was logged"`
 	Status      string `json:"status" doc:"the text of status_code"`
-	Message     string `json:"message" doc:"virtual_datapoint_status: the message of the change into that status; calculation_error: the error"`
+	Message     string `json:"message" doc:"virtual_datapoint_status: the message of the change into that status; calculation_error: the error; a dataPointID the caller may not read (TagAuths) appears as (hidden)"`
 	TS          string `json:"ts" doc:"unix time in nanoseconds: when the status was entered, or when the error was logged"`
 }
 

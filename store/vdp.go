@@ -63,7 +63,7 @@ func StatusText(code int) string {
 
 // VDPLog is one log entry of a virtual datapoint.
 type VDPLog struct {
-	Message    string `json:"message"`
+	Message    string `json:"message" doc:"a dataPointID the caller may not read (TagAuths) appears as (hidden)"`
 	StatusCode int    `json:"status_code"`
 	StatusText string `json:"status_text"`
 	TS         string `json:"ts" doc:"unix time in nanoseconds"`
