@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"regexp"
@@ -35,8 +36,8 @@ type config struct {
 	KafkaTopic      string
 	KafkaGroup      string
 	// The window budget of virtual datapoints (actors.Budget).
-	WindowBudgetDatapoint int
-	WindowBudgetNode      int
+	WindowBudgetDatapoint int64
+	WindowBudgetNode      int64
 	WindowSourceInterval  time.Duration
 	// ResumeConcurrency is how many virtual datapoints resume at once
 	// after a restart (actors.Resume).
@@ -59,8 +60,8 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_OPERATOR_TOKEN", "", "enables the operator API; at least 16 characters"},
 	{"BDP_TOKEN_SECRET", "", "bearer token signing key, at least 32 bytes; empty: generated once, kept in the database"},
 	{"BDP_TOKEN_TTL", "1h", "lifetime of bearer tokens"},
-	{"BDP_BODY_LIMIT", "32MiB", "largest accepted request body (bytes, or with KiB/MiB/GiB)"},
-	{"BDP_IMPORT_LIMIT", "2GiB", "largest CSV import upload (streamed, never held in memory; bytes, or with KiB/MiB/GiB)"},
+	{"BDP_BODY_LIMIT", "32MiB", "largest accepted request body (bytes, or with KiB/MiB/GiB/TiB)"},
+	{"BDP_IMPORT_LIMIT", "2GiB", "largest CSV import upload (streamed, never held in memory; bytes, or with KiB/MiB/GiB/TiB)"},
 	{"BDP_CREDENTIAL_CACHE_TTL", "60s", "how long verified Basic credentials are remembered; 0 disables"},
 	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight"},
 	{"BDP_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)"},
@@ -143,10 +144,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		*d.dst = v
 	}
 	var err error
-	if c.BodyLimit, err = parseSize(get("BDP_BODY_LIMIT")); err != nil {
+	if c.BodyLimit, err = parseSizeInt(get("BDP_BODY_LIMIT")); err != nil {
 		bad("BDP_BODY_LIMIT", err)
 	}
-	if c.ImportLimit, err = parseSize(get("BDP_IMPORT_LIMIT")); err != nil {
+	if c.ImportLimit, err = parseSizeInt(get("BDP_IMPORT_LIMIT")); err != nil {
 		bad("BDP_IMPORT_LIMIT", err)
 	}
 	if c.WindowBudgetDatapoint, err = parseSize(get("BDP_WINDOW_BUDGET_DATAPOINT")); err != nil {
@@ -217,23 +218,35 @@ func checkAddr(a string) error {
 	return nil
 }
 
-// parseSize reads 1048576, 512KiB, 32MiB or 1GiB.
-func parseSize(s string) (int, error) {
-	mult := 1
+// parseSize reads a size in bytes: 1048576, 512KiB, 32MiB, 8GiB or 2TiB,
+// positive and at most the int64 maximum (9223372036854775807 bytes).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
-		mult   int
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}} {
 		if strings.HasSuffix(s, u.suffix) {
 			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
 			break
 		}
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 || n > (4<<30)/mult {
-		return 0, errors.New("must be a positive size such as 1048576, 512KiB or 32MiB (at most 4GiB)")
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("must be a positive size such as 1048576, 512KiB, 32MiB, 8GiB or 2TiB (at most %d bytes)", int64(math.MaxInt64))
 	}
 	return n * mult, nil
+}
+
+// parseSizeInt is parseSize for a limit held in an int (HTTP bodies),
+// which is as wide as int64 on the 64-bit platforms bdp is built for and
+// refused, not truncated, where it is narrower.
+func parseSizeInt(s string) (int, error) {
+	n, err := parseSize(s)
+	if err == nil && int64(int(n)) != n {
+		return 0, fmt.Errorf("must be at most %d bytes on this platform", math.MaxInt)
+	}
+	return int(n), err
 }
 
 func newLogger(level slog.Level) *slog.Logger {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_TOKEN_SECRET":           "too-short",
 		"BDP_TOKEN_TTL":              "5s",
 		"BDP_BODY_LIMIT":             "lots",
-		"BDP_IMPORT_LIMIT":           "5GiB",
+		"BDP_IMPORT_LIMIT":           "8388608TiB",
 		"BDP_CREDENTIAL_CACHE_TTL":   "-1s",
 		"BDP_SHUTDOWN_TIMEOUT":       "soon",
 		"BDP_LOG_LEVEL":              "loud",
@@ -116,16 +117,38 @@ func TestConfigErrorsDoNotRepeatSecrets(t *testing.T) {
 func TestParseSize(t *testing.T) {
 	tests := []struct {
 		in   string
-		want int
+		want int64
 		ok   bool
 	}{
 		{"1048576", 1 << 20, true}, {"1KiB", 1024, true}, {"32MiB", 32 << 20, true}, {"1GiB", 1 << 30, true},
-		{"0", 0, false}, {"-5", 0, false}, {"5GiB", 0, false}, {"12MB", 0, false}, {"", 0, false},
+		{" 2GiB", 2 << 30, true}, {"4GiB", 4 << 30, true},
+		// Beyond 4 GiB, up to the int64 maximum.
+		{"5GiB", 5 << 30, true}, {"4294967297", 1<<32 + 1, true}, {"64GiB", 64 << 30, true}, {"3TiB", 3 << 40, true},
+		{"8388607TiB", 8388607 << 40, true}, {"9223372036854775807", math.MaxInt64, true},
+		{"8589934591GiB", 8589934591 << 30, true},
+		// Overflow is refused, never wrapped.
+		{"8388608TiB", 0, false}, {"8589934592GiB", 0, false}, {"9007199254740992KiB", 0, false},
+		{"9223372036854775808", 0, false}, {"99999999999999999999MiB", 0, false},
+		{"0", 0, false}, {"-5", 0, false}, {"-1GiB", 0, false}, {"12MB", 0, false}, {"1.5GiB", 0, false},
+		{"GiB", 0, false}, {"", 0, false},
 	}
 	for _, tt := range tests {
 		got, err := parseSize(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseSize(%q) = %d, %v", tt.in, got, err)
+			t.Errorf("parseSize(%q) = %d, %v; want %d (ok %v)", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// A window budget beyond 4 GiB is taken as configured.
+func TestConfigSizesBeyond4GiB(t *testing.T) {
+	cfg, err := loadConfig(envOf(map[string]string{
+		"BDP_WINDOW_BUDGET_DATAPOINT": "6GiB", "BDP_WINDOW_BUDGET_NODE": "64GiB", "BDP_IMPORT_LIMIT": "10GiB", "BDP_BODY_LIMIT": "5GiB",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WindowBudgetDatapoint != 6<<30 || cfg.WindowBudgetNode != 64<<30 || cfg.ImportLimit != 10<<30 || cfg.BodyLimit != 5<<30 {
+		t.Fatalf("budgets %d/%d, import %d, body %d", cfg.WindowBudgetDatapoint, cfg.WindowBudgetNode, cfg.ImportLimit, cfg.BodyLimit)
 	}
 }

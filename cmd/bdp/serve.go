@@ -60,7 +60,7 @@ func runServe(ctx context.Context) error {
 	}
 	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st},
 		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg,
-		Budget: actors.Budget{PerDatapoint: int64(cfg.WindowBudgetDatapoint), Node: int64(cfg.WindowBudgetNode), SourceInterval: cfg.WindowSourceInterval}})
+		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
 		return err
 	}
