@@ -47,6 +47,11 @@ type route struct {
 	// upload); every other route's body is small by nature and held to
 	// smallBodyLimit (bodyLimit).
 	LargeBody bool
+	// RefusedQuery and RefusedBody name the query parameters and top-level
+	// body fields aedifion's API documents for this operation that bdp
+	// does not support: a request carrying one answers 400 naming it,
+	// before anything is done (params.go, decisions.md 10).
+	RefusedQuery, RefusedBody []string
 }
 
 // smallBodyLimit is the body limit of every route but the JSON upload:
@@ -125,8 +130,14 @@ func (s *Server) wrap(r *route) fiber.Handler {
 		if err := checkParams(c, r.Query); err != nil {
 			return err
 		}
+		if err := checkQueryNames(c, r); err != nil {
+			return err
+		}
 		if !r.StreamBody {
 			if err := s.readBody(c, s.bodyLimit(r)); err != nil {
+				return err
+			}
+			if err := checkBodyFields(c, r); err != nil {
 				return err
 			}
 		}

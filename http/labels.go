@@ -32,7 +32,13 @@ func mustJSON(v any) []byte {
 
 func (s *Server) labelSystems(*fiber.Ctx, *call) (any, error) { return rawJSON(systemsJSON()), nil }
 
-func (s *Server) labelDefinitions(*fiber.Ctx, *call) (any, error) {
+// labelDefinitions answers the label tree, in English: aedifion's
+// language parameter is taken for en and refused for any other language
+// rather than answered in English regardless.
+func (s *Server) labelDefinitions(c *fiber.Ctx, _ *call) (any, error) {
+	if lang := c.Query("language"); lang != "" && lang != "en" {
+		return nil, fault.Invalidf("language %q is not supported: bdp's labels are in English only (en)", clip(lang))
+	}
 	return rawJSON(definitionsJSON()), nil
 }
 

@@ -56,6 +56,10 @@ func operation(r *route, bodyLimit int) map[string]any {
 		op["x-endpoint-id"] = r.ID
 		op["description"] = "Catalog endpoint id " + itoa(int64(r.ID)) + "."
 	}
+	if doc := refusedDoc(r); doc != "" {
+		desc, _ := op["description"].(string)
+		op["description"] = strings.TrimSpace(desc + doc)
+	}
 	var params []map[string]any
 	for _, m := range pathParamRe.FindAllStringSubmatch(r.Path, -1) {
 		typ := "integer"

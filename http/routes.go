@@ -48,9 +48,9 @@ func v2Routes(s *Server) []*route {
 		{Method: "POST", Path: "/v2/project", Tag: company, Op: "create", Summary: "Create a project (same as POST /v2/company/project)",
 			Body: createProjectRequest{}, Resp: envelopeOf[projectCreated]{}, Handle: s.createProject},
 		{Method: "POST", Path: "/v2/company/user", Tag: company, Op: "create", Summary: "Create a user of the caller's company (no roles)",
-			Body: createUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
+			Body: createUserRequest{}, RefusedBody: refusedUserFields, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
 		{Method: "POST", Path: "/v2/user", Tag: company, Op: "create", Summary: "Create a user (same as POST /v2/company/user)",
-			Body: createUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
+			Body: createUserRequest{}, RefusedBody: refusedUserFields, Resp: envelopeOf[store.UserSummary]{}, Handle: s.createUser},
 		{Method: "GET", Path: "/v2/company/roles", Tag: company, Summary: "List the company roles",
 			Resp: []store.CompanyRole{}, Handle: s.listCompanyRoles},
 		{Method: "POST", Path: "/v2/company/role", Tag: company, Op: "create", Summary: "Create a company role",
@@ -70,7 +70,8 @@ func v2Routes(s *Server) []*route {
 		{Method: "GET", Path: "/v2/project/{project_id}", Tag: project, Summary: "A project with its company, its datapoint keys and the ids of its datapoints",
 			Resp: projectDetail{}, Handle: s.getProject},
 		{Method: "PUT", Path: "/v2/project/{project_id}", Tag: project, Op: "update", Summary: "Change name or description of a project",
-			Body: updateProjectRequest{}, Resp: envelopeOf[store.Project]{}, Handle: s.updateProject},
+			Body: updateProjectRequest{}, RefusedBody: []string{"account_manager_id", "address", "asset_manager_id", "currency_system",
+				"latitude", "longitude", "project_engineer_id", "start", "status_report", "units_system"}, Resp: envelopeOf[store.Project]{}, Handle: s.updateProject},
 		{Method: "DELETE", Path: "/v2/project/{project_id}", Tag: project, Op: "delete", Summary: "Delete a project with everything in it",
 			Query: []param{{Name: "project_name", Type: "string", Doc: "when given, the project's exact name, as a safeguard: " +
 				"400 and nothing deleted when it differs (aedifion's clients always send it)"}},
@@ -81,19 +82,19 @@ func v2Routes(s *Server) []*route {
 			Resp: []store.DatapointKey{}, Handle: s.datapointKeys},
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
 			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
-			Query:   datapointParams, Body: setpointBounds{}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
+			Query:   datapointParams, Body: setpointBounds{}, RefusedBody: []string{"writable"}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
 		{Method: "GET", Path: "/v2/project/{project_id}/alerts", Tag: project,
 			Summary: "Virtual datapoints that need attention, newest first: those in a failure state (Creation, Start, Stop or Delete failed, " +
 				"Health check failed; type virtual_datapoint_status) and those with a calculation error logged in the last 24 hours " +
 				"(type calculation_error, the newest one); only those whose output the caller may read",
-			Query: alertParams, Resp: alertList{}, Handle: s.listAlerts},
+			Query: alertParams, RefusedQuery: []string{"search", "filter", "sort_order", "sort_by"}, Resp: alertList{}, Handle: s.listAlerts},
 
 		// Timeseries.
 		{Method: "POST", Path: "/v2/project/{project_id}/timeseries", Tag: project, Summary: "Upload observations (all or nothing)",
 			Body: uploadBody{}, Resp: envelopeOf[struct{}]{}, LargeBody: true, Handle: s.uploadTimeseries},
 		{Method: "POST", Path: "/v2/project/{project_id}/importTimeseries", Tag: project, Op: "create",
 			Summary: "Import observations from a CSV file (form field import_file), streamed; on_error abort stores nothing when a line fails",
-			Query:   importParams, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
+			Query:   importParams, RefusedQuery: []string{"time_precision"}, Body: importForm{}, Resp: envelopeOf[importResult]{}, StreamBody: true, Handle: s.importTimeseries},
 		{Method: "GET", Path: "/v2/datapoint/timeseries", Tag: project,
 			Summary: "Read observations of a datapoint: window, limit, down-sampling with interpolation, unit and currency conversion, " +
 				"short form, closed interval",
@@ -102,6 +103,8 @@ func v2Routes(s *Server) []*route {
 		{Method: "GET", Path: "/v2/labels/systems", Tag: general, Summary: "Units systems and currency systems for units_system and currency_system",
 			Resp: units.SystemsList{}, Handle: s.labelSystems},
 		{Method: "GET", Path: "/v2/labels/definitions", Tag: general, Summary: "Label tree: the leaves below units are the usable unit names",
+			Query: []param{{Name: "language", Type: "string", Doc: "en, the only language of bdp's labels (the default); " +
+				"de and fr, which aedifion's API offers, answer 400"}},
 			Resp: labelTree{}, Handle: s.labelDefinitions},
 
 		// Virtual datapoints (api.md 4.5).
@@ -131,7 +134,10 @@ func v2Routes(s *Server) []*route {
 			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}}, Body: vdpUpdate{}, Resp: vdpObject{}, Handle: s.updateVDP},
 		{Method: "DELETE", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "delete",
 			Summary: "Delete a virtual datapoint that is not Starting, Running or Stopping (409 otherwise)",
-			Query:   []param{{Name: "dataPointID", Type: "string", Required: true}}, Resp: vdpObject{}, Handle: s.deleteVDP},
+			Query: []param{{Name: "dataPointID", Type: "string", Required: true},
+				{Name: "purge", Type: "boolean", Doc: "true: also delete the output datapoint, with its tags and every stored observation, " +
+					"in the same transaction (aedifion's purge); default false: the output's stored timeseries stays"}},
+			Resp: vdpObject{}, Handle: s.deleteVDP},
 		{Method: "GET", Path: "/v2/project/{project_id}/virtual_datapoints", Tag: project, Summary: "List virtual datapoints",
 			Query: []param{{Name: "search", Type: "string", Doc: "text within dataPointID or description", MaxLength: maxTextLen},
 				{Name: "filter", Type: "string", Doc: "status_code=N"}, {Name: "page", Type: "integer"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
@@ -154,6 +160,11 @@ func v2Routes(s *Server) []*route {
 			Resp: envelopeOf[projectAssignment]{}, Handle: s.unassignProjectRole},
 	}
 }
+
+// refusedUserFields are the fields of aedifion's user creation that a
+// bdp user creation does not take (address and phone are the user's own
+// to set, with PUT /v2/user; bdp users have no such settings).
+var refusedUserFields = []string{"address", "phone", "units_system", "currency_system", "locale"}
 
 // envelopeOf documents an envelope around a resource type.
 type envelopeOf[T any] struct {

@@ -365,7 +365,11 @@ func (s *Server) deleteVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err := s.requireVDPAccess(c, cl, id, needWrite, nil); err != nil {
 		return nil, err
 	}
-	v, err := s.store.DeleteVDP(c.UserContext(), cl.ProjectID, id, "deleted by "+cl.Principal.User.Email)
+	purge, err := queryBool(c, "purge")
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.store.DeleteVDP(c.UserContext(), cl.ProjectID, id, "deleted by "+cl.Principal.User.Email, purge)
 	if err != nil {
 		return nil, err
 	}

@@ -199,16 +199,30 @@ func (s *Store) UpdateVDPDescription(ctx context.Context, projectID int64, dataP
 }
 
 // DeleteVDP removes a virtual datapoint that is not active (Starting,
-// Running or Stopping answer a conflict). It returns the record as it was
-// last, with status Deleting.
-func (s *Store) DeleteVDP(ctx context.Context, projectID int64, dataPointID string, message string) (VDP, error) {
+// Running or Stopping answer a conflict). With purge its output datapoint
+// goes too, with its tags and observations, in the same transaction as
+// the record (aedifion's purge); without, the output's stored timeseries
+// stays. It returns the record as it was last, with status Deleting.
+func (s *Store) DeleteVDP(ctx context.Context, projectID int64, dataPointID string, message string, purge bool) (VDP, error) {
 	v, err := s.ChangeVDPStatus(ctx, projectID, dataPointID, StatusChange{Code: StatusDeleting, Message: message},
 		StatusCreated, StatusCreationFailed, StatusReadyToStart, StatusStartFailed, StatusStopFailed, StatusStopped,
 		StatusMaintenance, StatusHealthCheckFails, StatusDeleteFailed)
 	if err != nil {
 		return v, err
 	}
-	_, err = s.pool.Exec(ctx, `DELETE FROM virtual_datapoints WHERE project_id = $1 AND datapoint_id = $2`, projectID, dataPointID)
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM virtual_datapoints WHERE project_id = $1 AND datapoint_id = $2`, projectID, dataPointID); err != nil {
+			return err
+		}
+		if !purge {
+			return nil
+		}
+		// Observations have no foreign key (it would slow ingestion), so
+		// they go by the id the datapoint had; its tags cascade.
+		_, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM datapoints WHERE project_id = $1 AND datapoint_id = $2 RETURNING id)
+			DELETE FROM observations WHERE datapoint IN (SELECT id FROM gone)`, projectID, dataPointID)
+		return err
+	})
 	return v, translate(err, "virtual datapoint")
 }
 

@@ -55,7 +55,7 @@ func TestVDPLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DeleteVDP(ctx, p.ID, "v1", "delete"); !fault.Is(err, fault.Conflict) {
+	if _, err := s.DeleteVDP(ctx, p.ID, "v1", "delete", false); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("delete while running: %v", err)
 	}
 	v, err = s.UpdateVDPDescription(ctx, p.ID, "v1", "new text")
@@ -73,7 +73,7 @@ func TestVDPLifecycle(t *testing.T) {
 	if _, err := s.ChangeVDPStatus(ctx, p.ID, "v1", StatusChange{Code: StatusStopped, Message: ""}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = s.DeleteVDP(ctx, p.ID, "v1", "deleted by a")
+	v, err = s.DeleteVDP(ctx, p.ID, "v1", "deleted by a", false)
 	if err != nil || v.StatusCode != StatusDeleting {
 		t.Fatalf("delete: %+v %v", v, err)
 	}
