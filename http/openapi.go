@@ -26,9 +26,11 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 	doc := map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
-			"title":       "bdp building data platform API",
-			"version":     s.cfg.Version,
-			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints.",
+			"title":   "bdp building data platform API",
+			"version": s.cfg.Version,
+			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints. " +
+				"A /v2 operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
+				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it.",
 		},
 		"paths": paths,
 		"components": map[string]any{
