@@ -216,13 +216,15 @@ func TestAedifionRefusedParameterChangesNothing(t *testing.T) {
 }
 
 // Query parameters no route declares are refused by name on every kind
-// of route, so that a misspelt one (sampelrate) never passes unnoticed.
+// of route (meta, company, project, operator), so that a misspelt one
+// (sampelrate) never passes unnoticed.
 func TestUnknownQueryParameterIsRefused(t *testing.T) {
 	e := newTestEnv(t)
 	c := e.newCompany()
 	pid, _ := e.newProject(c.Admin)
 	for _, tc := range []struct{ method, path, name string }{
 		{"GET", "/v2/user?verbose=1", "verbose"},
+		{"PUT", "/operator/currency-rates?base=USD", "base"},
 		{"GET", "/v2/meta/endpoints?lang=en", "lang"},
 		{"GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=a&sampelrate=1h", pid), "sampelrate"},
 		{"DELETE", fmt.Sprintf("/v2/project/%d?force=true", pid), "force"},
@@ -230,8 +232,11 @@ func TestUnknownQueryParameterIsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cr cred = c.Admin
-			if strings.HasPrefix(tc.path, "/v2/meta") {
+			switch {
+			case strings.HasPrefix(tc.path, "/v2/meta"):
 				cr = nil
+			case strings.HasPrefix(tc.path, "/operator"):
+				cr = bearer(testOperatorToken)
 			}
 			r := e.do(tc.method, tc.path, cr, nil).wantError(t, 400)
 			if msg := r.JSON["error"].(string); !strings.Contains(msg, `unknown query parameter "`+tc.name+`"`) {

@@ -29,7 +29,7 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 			"title":   "bdp building data platform API",
 			"version": s.cfg.Version,
 			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints. " +
-				"A /v2 operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
+				"Every operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
 				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it.",
 		},
 		"paths": paths,

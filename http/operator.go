@@ -55,6 +55,9 @@ func (s *Server) wrapOperator(r *route) fiber.Handler {
 		if err := checkParams(c, r.Query); err != nil {
 			return err
 		}
+		if err := checkQueryNames(c, r); err != nil {
+			return err
+		}
 		if err := s.readBody(c, s.bodyLimit(r)); err != nil {
 			return err
 		}
