@@ -24,15 +24,12 @@ type CompanyAdmin struct {
 // does. The admin role holds every endpoint persisted so far; routes a
 // newer server persists later join it, as they join every admin role.
 func CreateCompany(ctx context.Context, st *store.Store, hasher *auth.Hasher, companyName string, a CompanyAdmin) (store.Company, store.User, error) {
-	name, err := text("name", &companyName, maxNameLen)
+	name, err := nameWithin("name", companyName)
 	if err != nil {
 		return store.Company{}, store.User{}, err
 	}
-	if *name == "" {
-		return store.Company{}, store.User{}, fault.Invalidf("field name: must not be empty")
-	}
 	for field, v := range map[string]string{"firstName": a.FirstName, "lastName": a.LastName} {
-		if _, err := nameOf(field, v); err != nil {
+		if _, err := nameWithin(field, v); err != nil {
 			return store.Company{}, store.User{}, err
 		}
 	}
@@ -44,7 +41,7 @@ func CreateCompany(ctx context.Context, st *store.Store, hasher *auth.Hasher, co
 	if err != nil {
 		return store.Company{}, store.User{}, fmt.Errorf("read the endpoint catalog: %w", err)
 	}
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: *name}, n, ids)
+	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: name}, n, ids)
 	return co, u, err
 }
 
@@ -67,15 +64,14 @@ func ResetPassword(ctx context.Context, st *store.Store, hasher *auth.Hasher, em
 	return u, st.SetPasswordHash(ctx, u.ID, hash)
 }
 
-// newUserOf validates the fields of a new user and hashes the password.
+// newUserOf validates the email and password of a new user and hashes the
+// password; the names' limits are its callers' (maxLength tags, or
+// nameWithin).
 func newUserOf(ctx context.Context, hasher *auth.Hasher, first, last, email, password string) (store.NewUser, error) {
 	n := store.NewUser{FirstName: strings.TrimSpace(first), LastName: strings.TrimSpace(last)}
 	var err error
 	if n.Email, err = validEmail(email); err != nil {
 		return n, err
-	}
-	if utf8.RuneCountInString(n.FirstName) > maxNameLen || utf8.RuneCountInString(n.LastName) > maxNameLen {
-		return n, fault.Invalidf("firstName and lastName: at most %d characters", maxNameLen)
 	}
 	if err := validPassword("password", password); err != nil {
 		return n, err
@@ -84,4 +80,16 @@ func newUserOf(ctx context.Context, hasher *auth.Hasher, first, last, email, pas
 	return n, err
 }
 
-func nameOf(field, v string) (*string, error) { return name(field, &v, maxNameLen) }
+// nameWithin is name for a value given outside a request body (bdp
+// admin), where no maxLength tag limits it: trimmed, not blank, at most
+// maxNameLen characters.
+func nameWithin(field, v string) (string, error) {
+	t, err := name(field, &v)
+	if err != nil {
+		return "", err
+	}
+	if utf8.RuneCountInString(*t) > maxNameLen {
+		return "", fault.Invalidf("field %s: at most %d characters", field, maxNameLen)
+	}
+	return *t, nil
+}

@@ -56,14 +56,7 @@ func (s *Server) createProject(c *fiber.Ctx, cl *call) (any, error) {
 	if req.CompanyID != nil && *req.CompanyID != cl.Perms.CompanyID {
 		return nil, fault.Forbiddenf("projects can only be created in your own company")
 	}
-	name, err := text("name", req.Name, maxNameLen)
-	if err != nil {
-		return nil, err
-	}
-	desc, err := text("description", req.Description, maxTextLen)
-	if err != nil {
-		return nil, err
-	}
+	name, desc := text(req.Name), text(req.Description)
 	p := store.Project{CompanyID: cl.Perms.CompanyID, Name: *name, Description: str(desc)}
 	p, role, err := s.store.CreateProject(c.UserContext(), cl.Perms.UserID, p, s.catalog.ProjectIDs())
 	if err != nil {
@@ -127,16 +120,9 @@ func (s *Server) updateProject(c *fiber.Ctx, cl *call) (any, error) {
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
-	name, err := text("name", req.Name, maxNameLen)
-	if err != nil {
-		return nil, err
-	}
+	name, desc := text(req.Name), text(req.Description)
 	if name != nil && *name == "" {
 		return nil, fault.Invalidf("field name must not be empty")
-	}
-	desc, err := text("description", req.Description, maxTextLen)
-	if err != nil {
-		return nil, err
 	}
 	p, err := s.store.UpdateProject(c.UserContext(), cl.ProjectID, name, desc)
 	if err != nil {

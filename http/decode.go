@@ -7,7 +7,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -110,26 +109,26 @@ func jsonName(f reflect.StructField) string {
 	return name
 }
 
-// text validates an optional string field's length and trims it.
-func text(field string, s *string, maxLen int) (*string, error) {
+// text trims an optional string field. Its length limit is the field's
+// maxLength tag (or the query parameter's MaxLength), which decode
+// (checkParams) enforces on the untrimmed text, so the trimmed text is
+// within it too.
+func text(s *string) *string {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
 	t := strings.TrimSpace(*s)
-	if utf8.RuneCountInString(t) > maxLen {
-		return nil, fault.Invalidf("field %s: at most %d characters", field, maxLen)
-	}
-	return &t, nil
+	return &t
 }
 
 // name is text that, when given, must not be blank: a user's first or
 // last name may change but not vanish (creation requires both).
-func name(field string, s *string, maxLen int) (*string, error) {
-	t, err := text(field, s, maxLen)
-	if err == nil && t != nil && *t == "" {
-		err = fault.Invalidf("field %s: must not be empty", field)
+func name(field string, s *string) (*string, error) {
+	t := text(s)
+	if t != nil && *t == "" {
+		return nil, fault.Invalidf("field %s: must not be empty", field)
 	}
-	return t, err
+	return t, nil
 }
 
 // str dereferences an optional string.

@@ -101,14 +101,7 @@ func (s *Server) createCompany(c *fiber.Ctx, _ *call) (any, error) {
 	if err := checkRequired(a); err != nil {
 		return nil, fault.Invalidf("admin: %s", fault.Message(err))
 	}
-	name, err := text("name", req.Name, maxNameLen)
-	if err != nil {
-		return nil, err
-	}
-	desc, err := text("description", req.Description, maxTextLen)
-	if err != nil {
-		return nil, err
-	}
+	name, desc := text(req.Name), text(req.Description)
 	admin, err := s.newUser(c, 0, *a.FirstName, *a.LastName, *a.Email, *a.Password)
 	if err != nil {
 		return nil, err

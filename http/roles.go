@@ -74,21 +74,13 @@ func refuseAdminChange(isAdmin bool) error {
 // applyRoleText validates a role's name and description from a request
 // and overwrites the given ones; nil leaves a field as it is.
 func applyRoleText(reqName, reqDesc *string, name, desc *string) error {
-	n, err := text("name", reqName, maxNameLen)
-	if err != nil {
-		return err
-	}
-	if n != nil {
+	if n := text(reqName); n != nil {
 		if *n == "" {
 			return fault.Invalidf("field name must not be empty")
 		}
 		*name = *n
 	}
-	d, err := text("description", reqDesc, maxTextLen)
-	if err != nil {
-		return err
-	}
-	if d != nil {
+	if d := text(reqDesc); d != nil {
 		*desc = *d
 	}
 	return nil

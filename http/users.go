@@ -122,18 +122,13 @@ func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	var p store.UserPatch
 	var err error
-	if p.FirstName, err = name("firstName", req.FirstName, maxNameLen); err != nil {
+	if p.FirstName, err = name("firstName", req.FirstName); err != nil {
 		return nil, err
 	}
-	if p.LastName, err = name("lastName", req.LastName, maxNameLen); err != nil {
+	if p.LastName, err = name("lastName", req.LastName); err != nil {
 		return nil, err
 	}
-	if p.Address, err = text("address", req.Address, maxTextLen); err != nil {
-		return nil, err
-	}
-	if p.Phone, err = text("phone", req.Phone, maxNameLen); err != nil {
-		return nil, err
-	}
+	p.Address, p.Phone = text(req.Address), text(req.Phone)
 	if req.Email != nil {
 		e, err := validEmail(*req.Email)
 		if err != nil {

@@ -239,10 +239,7 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc, err := text("description", ptr(c.Query("description")), maxTextLen)
-	if err != nil {
-		return nil, err
-	}
+	desc := text(ptr(c.Query("description")))
 	if err := s.refuseLoop(c.UserContext(), cl.ProjectID, id, cfg); err != nil {
 		return nil, err
 	}
@@ -346,10 +343,7 @@ func (s *Server) updateVDP(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	if req.Description != nil {
-		desc, err := text("description", req.Description, maxTextLen)
-		if err != nil {
-			return nil, err
-		}
+		desc := text(req.Description)
 		if v, err = s.store.UpdateVDPDescription(c.UserContext(), cl.ProjectID, id, *desc); err != nil {
 			return nil, err
 		}
