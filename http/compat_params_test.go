@@ -209,8 +209,10 @@ func TestAedifionRefusedParameterChangesNothing(t *testing.T) {
 	if got := e.do("GET", project, c.Admin, nil).want(t, 200).JSON["name"]; got != name {
 		t.Fatalf("a refused update renamed the project from %v to %v", name, got)
 	}
+	email := uniq("u") + "@example.com"
 	e.do("POST", "/v2/company/user", c.Admin, map[string]any{"company_id": c.ID, "firstName": "A", "lastName": "B",
-		"email": uniq("u") + "@example.com", "password": "a-long-password", "phone": "+49 241"}).wantError(t, 400)
+		"email": email, "password": "a-long-password", "locale": "de"}).wantError(t, 400)
+	e.do("GET", "/v2/user", basic{email, "a-long-password"}, nil).wantError(t, 401) // not created
 	e.do("DELETE", project+"?project_name="+url.QueryEscape(fmt.Sprint(name))+"&cascade=true", c.Admin, nil).wantError(t, 400)
 	e.do("GET", project, c.Admin, nil).want(t, 200)
 }
@@ -309,6 +311,25 @@ func TestDeleteVDPPurge(t *testing.T) {
 			if !slices.Contains(e.do("GET", fmt.Sprintf("/v2/project/%d", pid), c.Admin, nil).want(t, 200).JSON["datapoints"].([]any), any(src)) {
 				t.Fatal("purge deleted the source datapoint")
 			}
+		})
+	}
+}
+
+// User creation takes aedifion's address and phone, as PUT /v2/user does.
+func TestCreateUserWithAddressAndPhone(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	for _, path := range []string{"/v2/company/user", "/v2/user"} {
+		t.Run(path, func(t *testing.T) {
+			email := uniq("u") + "@example.com"
+			e.do("POST", path, c.Admin, map[string]any{"company_id": c.ID, "firstName": "A", "lastName": "B", "email": email,
+				"password": "a-long-password", "address": " Pascalstr. 59, Aachen ", "phone": "+49 241 123"}).want(t, 200)
+			u := e.do("GET", "/v2/user", basic{email, "a-long-password"}, nil).want(t, 200).JSON["user"].(map[string]any)
+			if u["address"] != "Pascalstr. 59, Aachen" || u["phone"] != "+49 241 123" {
+				t.Fatalf("address and phone not stored: %v", u)
+			}
+			e.do("POST", path, c.Admin, map[string]any{"company_id": c.ID, "firstName": "A", "lastName": "B", "email": uniq("u") + "@example.com",
+				"password": "a-long-password", "phone": strings.Repeat("1", 201)}).wantError(t, 400)
 		})
 	}
 }

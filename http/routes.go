@@ -161,10 +161,9 @@ func v2Routes(s *Server) []*route {
 	}
 }
 
-// refusedUserFields are the fields of aedifion's user creation that a
-// bdp user creation does not take (address and phone are the user's own
-// to set, with PUT /v2/user; bdp users have no such settings).
-var refusedUserFields = []string{"address", "phone", "units_system", "currency_system", "locale"}
+// refusedUserFields are the fields of aedifion's user creation that bdp
+// users do not have: per-user settings.
+var refusedUserFields = []string{"units_system", "currency_system", "locale"}
 
 // envelopeOf documents an envelope around a resource type.
 type envelopeOf[T any] struct {

@@ -29,6 +29,8 @@ type createUserRequest struct {
 	LastName  *string `json:"lastName" required:"true" maxLength:"200"`
 	Email     *string `json:"email" required:"true" maxLength:"254"`
 	Password  *string `json:"password" required:"true" maxLength:"1024" doc:"write-only; at least 8 characters"`
+	Address   *string `json:"address" maxLength:"2000"`
+	Phone     *string `json:"phone" maxLength:"200"`
 }
 
 const (
@@ -49,6 +51,21 @@ func (s *Server) createUser(c *fiber.Ctx, cl *call) (any, error) {
 	n, err := s.newUser(c, cl.Perms.CompanyID, *req.FirstName, *req.LastName, *req.Email, *req.Password)
 	if err != nil {
 		return nil, err
+	}
+	// aedifion's user creation takes address and phone too.
+	address, err := text("address", req.Address, maxTextLen)
+	if err != nil {
+		return nil, err
+	}
+	phone, err := text("phone", req.Phone, maxNameLen)
+	if err != nil {
+		return nil, err
+	}
+	if address != nil {
+		n.Address = *address
+	}
+	if phone != nil {
+		n.Phone = *phone
 	}
 	u, err := s.store.CreateUser(c.UserContext(), n)
 	if err != nil {

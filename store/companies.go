@@ -13,6 +13,8 @@ type NewUser struct {
 	LastName     string
 	Email        string
 	PasswordHash string
+	// Address and Phone may be empty.
+	Address, Phone string
 }
 
 // CreateCompany creates a company, its first user and its admin role

@@ -23,9 +23,9 @@ type querier interface {
 
 func insertUser(ctx context.Context, q querier, n NewUser) (User, error) {
 	u, err := scanUser(q.QueryRow(ctx, `
-		INSERT INTO users (company_id, first_name, last_name, email, password_hash)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+userColumns,
-		n.CompanyID, n.FirstName, n.LastName, n.Email, n.PasswordHash))
+		INSERT INTO users (company_id, first_name, last_name, email, password_hash, address, phone)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+userColumns,
+		n.CompanyID, n.FirstName, n.LastName, n.Email, n.PasswordHash, n.Address, n.Phone))
 	return u, translate(err, "user with email "+n.Email)
 }
 
