@@ -52,19 +52,12 @@ func (s *Server) createUser(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// aedifion's user creation takes address and phone too.
-	address, err := text("address", req.Address, maxTextLen)
-	if err != nil {
-		return nil, err
-	}
-	phone, err := text("phone", req.Phone, maxNameLen)
-	if err != nil {
-		return nil, err
-	}
-	if address != nil {
+	// aedifion's user creation takes address and phone too (decode held
+	// them to their maxLength tags).
+	if address := text(req.Address); address != nil {
 		n.Address = *address
 	}
-	if phone != nil {
+	if phone := text(req.Phone); phone != nil {
 		n.Phone = *phone
 	}
 	u, err := s.store.CreateUser(c.UserContext(), n)
