@@ -1,10 +1,7 @@
 package http
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	nethttp "net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,26 +14,7 @@ import (
 // doForm sends a form-encoded body.
 func (e *testEnv) doForm(method, path string, c cred, form url.Values) resp {
 	e.t.Helper()
-	req, err := nethttp.NewRequest(method, e.base+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if c != nil {
-		c.apply(req)
-	}
-	res, err := nethttp.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r := resp{Status: res.StatusCode, Header: res.Header, Body: raw}
-	_ = json.Unmarshal(raw, &r.JSON)
-	return r
+	return e.send(method, path, c, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
 }
 
 // POST /v2/user/token issues the same tokens as /v2/auth/token, by

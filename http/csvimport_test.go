@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
-	nethttp "net/http"
 	"strings"
 	"testing"
 	"time"
@@ -31,26 +30,7 @@ func imPath(pid int64, query string) string {
 // chunked.
 func (e *testEnv) imSend(as cred, path, contentType string, body io.Reader) resp {
 	e.t.Helper()
-	req, err := nethttp.NewRequest("POST", e.base+path, body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	if as != nil {
-		as.apply(req)
-	}
-	res, err := nethttp.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("POST %s: %v", path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r := resp{Status: res.StatusCode, Header: res.Header, Body: raw}
-	_ = json.Unmarshal(raw, &r.JSON)
-	return r
+	return e.send("POST", path, as, contentType, body)
 }
 
 // imForm is a multipart form with the file in field.

@@ -143,24 +143,30 @@ type resp struct {
 // encoded as JSON.
 func (e *testEnv) do(method, path string, c cred, body any) resp {
 	e.t.Helper()
-	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
+		return e.send(method, path, c, "", nil)
 	case []byte:
-		rd = bytes.NewReader(b)
+		return e.send(method, path, c, "application/json", bytes.NewReader(b))
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		rd = bytes.NewReader(j)
+		return e.send(method, path, c, "application/json", bytes.NewReader(j))
 	}
-	req, err := nethttp.NewRequest(method, e.base+path, rd)
+}
+
+// send sends body (nil for none) as contentType and reads the whole
+// answer; a JSON array lands in List, an object in JSON.
+func (e *testEnv) send(method, path string, c cred, contentType string, body io.Reader) resp {
+	e.t.Helper()
+	req, err := nethttp.NewRequest(method, e.base+path, body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c != nil {
 		c.apply(req)
