@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -52,7 +51,7 @@ func parseExportCompat(c *fiber.Ctx, q *timeseriesQuery) error {
 		case interpNone, interpNull, interpPrevious, interpLinear:
 			q.Interp = i
 		default:
-			return fault.Invalidf("interpolation must be one of none, null, previous, linear; got %q", clipParam(raw))
+			return fault.Invalidf("interpolation must be one of none, null, previous, linear; got %q", clip(raw))
 		}
 	}
 	if q.Agg == store.Distinct && (q.Interp == interpPrevious || q.Interp == interpLinear) {
@@ -82,22 +81,9 @@ func queryBool(c *fiber.Ctx, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(raw)
 	if err != nil {
-		return false, fault.Invalidf("%s must be true or false, got %q", name, clipParam(raw))
+		return false, fault.Invalidf("%s must be true or false, got %q", name, clip(raw))
 	}
 	return b, nil
-}
-
-// clipParam shortens a client's value for an error message.
-func clipParam(s string) string {
-	const most = 100
-	if len(s) <= most {
-		return s
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // fillIntervals answers a point for every interval from the one holding
