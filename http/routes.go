@@ -31,7 +31,7 @@ func v2Routes(s *Server) []*route {
 			Resp: userWithContext{}, Handle: s.getUser},
 		{Method: "PUT", Path: "/v2/user", Tag: user, Op: "update",
 			Summary: "Change the calling user's profile; a password field is refused (400): the password changes through PUT /v2/user/password",
-			Body:    updateUserRequest{}, Resp: envelopeOf[store.UserSummary]{}, Handle: s.updateUser},
+			Body:    updateUserRequest{}, RefusedBody: refusedUserFields, Resp: envelopeOf[store.UserSummary]{}, Handle: s.updateUser},
 		{Method: "DELETE", Path: "/v2/user", Tag: user, Op: "delete", Summary: "Delete the calling user",
 			Resp: envelopeOf[store.UserSummary]{}, Handle: s.deleteUser},
 		{Method: "PUT", Path: "/v2/user/password", Tag: user, Op: "update",
@@ -161,8 +161,8 @@ func v2Routes(s *Server) []*route {
 	}
 }
 
-// refusedUserFields are the fields of aedifion's user creation that bdp
-// users do not have: per-user settings.
+// refusedUserFields are the fields of aedifion's user creation and
+// update that bdp users do not have: per-user settings.
 var refusedUserFields = []string{"units_system", "currency_system", "locale"}
 
 // envelopeOf documents an envelope around a resource type.

@@ -96,30 +96,11 @@ type updateUserRequest struct {
 	Email     *string `json:"email" maxLength:"254"`
 	Address   *string `json:"address" maxLength:"2000"`
 	Phone     *string `json:"phone" maxLength:"200"`
-	// Fields a client may send that this route does not take: each is
-	// refused by name rather than dropped, so that a client never believes
-	// a change was made (decisions.md 10).
-	Password       json.RawMessage `json:"password" doc:"refused (400): change the password with PUT /v2/user/password"`
-	UnitsSystem    json.RawMessage `json:"units_system" doc:"aedifion's user setting, not supported: refused (400)"`
-	CurrencySystem json.RawMessage `json:"currency_system" doc:"aedifion's user setting, not supported: refused (400)"`
-	Locale         json.RawMessage `json:"locale" doc:"aedifion's user setting, not supported: refused (400)"`
-}
-
-// refuseUnsupported names the first field of the request this route
-// does not take.
-func (r updateUserRequest) refuseUnsupported() error {
-	if r.Password != nil {
-		return fault.Invalidf("field password: PUT /v2/user does not change the password; use PUT /v2/user/password with current_password and new_password")
-	}
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-	}{{"units_system", r.UnitsSystem}, {"currency_system", r.CurrencySystem}, {"locale", r.Locale}} {
-		if f.raw != nil {
-			return fault.Invalidf("field %s is not supported by this server", f.name)
-		}
-	}
-	return nil
+	// A password sent here is refused with a pointer to the route that
+	// changes it, rather than dropped, so that a client never believes it
+	// was changed (decisions.md 10); aedifion's per-user settings are
+	// refused by the route (RefusedBody).
+	Password json.RawMessage `json:"password" doc:"refused (400): change the password with PUT /v2/user/password"`
 }
 
 func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
@@ -127,8 +108,8 @@ func (s *Server) updateUser(c *fiber.Ctx, cl *call) (any, error) {
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
-	if err := req.refuseUnsupported(); err != nil {
-		return nil, err
+	if req.Password != nil {
+		return nil, fault.Invalidf("field password: PUT /v2/user does not change the password; use PUT /v2/user/password with current_password and new_password")
 	}
 	var p store.UserPatch
 	var err error
