@@ -475,3 +475,41 @@ func TestConnectionKeptAfterABodyReadWhole(t *testing.T) {
 func basicToken(b basic) string {
 	return base64.StdEncoding.EncodeToString([]byte(b.email + ":" + b.password))
 }
+
+// A client still sending a body the server refuses before reading it (a
+// wrong password, no grant) gets the answer, not a connection reset: the
+// server reads the rest, up to refusedBodyDrain, before it answers. The
+// client here sends its body in two halves with a pause between, as a
+// slow link would; had the server closed after answering, the second
+// half would meet a reset.
+func TestEarlyAnswerReachesAClientStillSending(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	half := strings.Repeat(" ", 1<<20)
+	body := `{"name":"big"` + half + half + `}`
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	auth := base64.StdEncoding.EncodeToString([]byte(c.Admin.email + ":wrong-password"))
+	head := fmt.Sprintf("POST /v2/company/project HTTP/1.1\r\nHost: bdp\r\nAuthorization: Basic %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", auth, len(body))
+	first, second := body[:len(body)/2], body[len(body)/2:]
+	if _, err := io.WriteString(conn, head+first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the server has answered by now, had it not waited
+	if _, err := io.WriteString(conn, second); err != nil {
+		t.Fatalf("the rest of the body: %v", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := nethttp.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Fatalf("HTTP %d, want 401", res.StatusCode)
+	}
+}

@@ -52,12 +52,11 @@ import (
 // gets the answer and the connection stays usable.
 
 const (
-	importChunk      = 50_000           // observations per Sink.Write
-	importMemChunks  = 4                // abort mode: chunks held in memory before the spool file
-	importMaxErrors  = 1000             // failing lines listed; the rest are counted
-	importIdle       = 60 * time.Second // longest pause in an upload
-	importLogEvery   = 5 * time.Second  // progress log of long imports
-	importDrainAfter = 4 << 20          // after an early refusal, body bytes read before the connection is closed
+	importChunk     = 50_000           // observations per Sink.Write
+	importMemChunks = 4                // abort mode: chunks held in memory before the spool file
+	importMaxErrors = 1000             // failing lines listed; the rest are counted
+	importIdle      = 60 * time.Second // longest pause in an upload
+	importLogEvery  = 5 * time.Second  // progress log of long imports
 )
 
 // importParams are the query parameters of the import.
@@ -98,7 +97,7 @@ type importLineError struct {
 
 func (s *Server) importTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	body := s.importBody(c)
-	drain := int64(importDrainAfter)
+	drain := int64(refusedBodyDrain)
 	defer func() { body.settle(c, drain) }()
 	abort, err := importMode(c)
 	if err != nil {

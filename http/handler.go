@@ -2,10 +2,12 @@ package http
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -221,15 +223,37 @@ func (s *Server) limitBody(c *fiber.Ctx, limit int) error {
 	return nil
 }
 
-// closeUnreadBody closes the connection after a request whose streamed
-// body was not read to its end (a 401 before an import, a 404): what is
-// left of it would be taken for the next request.
+// refusedBodyDrain is how much of a body left unread by an early answer
+// (a 401, 403 or 413 before the body, a 404) is read and dropped before
+// the answer goes out, within refusedBodyWait: a client that waits for
+// the answer before it sends its body holds nothing up for long.
+const (
+	refusedBodyDrain = 4 << 20
+	refusedBodyWait  = 5 * time.Second
+)
+
+// closeUnreadBody settles a request whose streamed body was not read to
+// its end. What is left of it would be taken for the next request, so the
+// connection must not carry one unless the rest is read; and closing a
+// socket with unread data makes the kernel answer with a reset, which can
+// reach a client still sending its body before the answer does, so that
+// it sees "connection reset" instead of the 401. The rest is therefore
+// read, up to refusedBodyDrain bytes; only a longer body closes the
+// connection without being read.
 func (s *Server) closeUnreadBody(c *fiber.Ctx) error {
 	err := c.Next()
-	if c.Context().RequestBodyStream() != nil && c.Locals(localBodyRead) == nil {
-		if n := c.Request().Header.ContentLength(); n != 0 && n != -2 {
-			c.Context().SetConnectionClose()
-		}
+	stream := c.Context().RequestBodyStream()
+	if stream == nil || c.Locals(localBodyRead) != nil {
+		return err
+	}
+	if n := c.Request().Header.ContentLength(); n == 0 || n == -2 {
+		return err
+	}
+	if conn := c.Context().Conn(); conn != nil {
+		_ = conn.SetReadDeadline(time.Now().Add(refusedBodyWait)) // fasthttp sets it anew for the next request
+	}
+	if _, derr := io.CopyN(io.Discard, stream, refusedBodyDrain); !errors.Is(derr, io.EOF) {
+		c.Context().SetConnectionClose()
 	}
 	return err
 }
