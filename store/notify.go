@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // credentialsChannel is the PostgreSQL notification channel of changes to
@@ -31,15 +33,24 @@ type AccessChange struct {
 // reconnection it calls changed with the zero AccessChange, meaning any
 // user. changed runs on this goroutine.
 func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(AccessChange)) {
+	s.listenChannel(ctx, credentialsChannel, func() { changed(AccessChange{}) },
+		func(payload string) { changed(parseAccessChange(payload)) })
+}
+
+// listenChannel calls notified with the payload of every notification on
+// channel until ctx ends, reconnecting with backoff when its connection is
+// lost, and calls reconnected after every reconnection (not after the
+// first LISTEN): what was sent in the gap is lost.
+func (s *Store) listenChannel(ctx context.Context, channel string, reconnected func(), notified func(payload string)) {
 	const minBackoff, maxBackoff = 250 * time.Millisecond, 10 * time.Second
 	backoff, listened := minBackoff, false
 	for {
-		err := s.listen(ctx, func() {
+		err := s.listen(ctx, channel, func() {
 			if listened {
-				changed(AccessChange{})
+				reconnected()
 			}
 			listened, backoff = true, minBackoff
-		}, changed)
+		}, notified)
 		if ctx.Err() != nil || err == nil {
 			return
 		}
@@ -53,7 +64,7 @@ func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(Acces
 }
 
 // listen runs one LISTEN session until its connection fails or ctx ends.
-func (s *Store) listen(ctx context.Context, listening func(), changed func(AccessChange)) error {
+func (s *Store) listen(ctx context.Context, channel string, listening func(), notified func(string)) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -65,7 +76,7 @@ func (s *Store) listen(ctx context.Context, listening func(), changed func(Acces
 		defer cancel()
 		conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+credentialsChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
 	listening()
@@ -74,7 +85,7 @@ func (s *Store) listen(ctx context.Context, listening func(), changed func(Acces
 		if err != nil {
 			return err
 		}
-		changed(parseAccessChange(n.Payload))
+		notified(n.Payload)
 	}
 }
 
