@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
-	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/pipeline/formula"
 	"github.com/openbdp/bdp/pipeline/window"
 )
@@ -192,7 +192,7 @@ func parsePin(field string, raw json.RawMessage) (PinConfig, error) {
 	if err := decodeObject(field, raw, &p); err != nil {
 		return PinConfig{}, err
 	}
-	if p.DataPointID == nil || pipeline.ValidateDataPointID(*p.DataPointID) != nil {
+	if p.DataPointID == nil || codec.ValidateDataPointID(*p.DataPointID) != nil {
 		return PinConfig{}, fault.Invalidf("%s.dataPointID: a source dataPointID is required", field)
 	}
 	var r rawRange

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
 )
@@ -321,7 +322,7 @@ func (imp *csvImport) parse(file io.Reader) error {
 	imp.chunk = make([]pipeline.Observation, 0, importChunk)
 	for {
 		o, line, err := cr.Next()
-		var le *pipeline.LineError
+		var le *codec.LineError
 		switch {
 		case errors.Is(err, io.EOF):
 			return imp.flush()

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
-	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/units"
 )
@@ -268,9 +268,9 @@ func (s *Server) putSystemTags(c *fiber.Ctx, _ *call) (any, error) {
 	return ok("update", datapointTags{DataPointID: dp, Tags: out}), nil
 }
 
-// validDataPointID enforces decisions.md 4 (pipeline.ValidateDataPointID).
+// validDataPointID enforces decisions.md 4 (codec.ValidateDataPointID).
 func validDataPointID(raw string) (string, error) {
-	if err := pipeline.ValidateDataPointID(raw); err != nil {
+	if err := codec.ValidateDataPointID(raw); err != nil {
 		return "", fault.Invalidf("%s", err.Error())
 	}
 	return raw, nil

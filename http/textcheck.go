@@ -26,7 +26,7 @@ import (
 //     (encoding/json already turns invalid UTF-8 in JSON into U+FFFD).
 //
 // dataPointIDs refuse every control character, tab included, wherever
-// they come from (pipeline.ValidateDataPointID).
+// they come from (codec.ValidateDataPointID).
 
 // textControl reports whether r may not appear in free text.
 func textControl(r rune) bool {

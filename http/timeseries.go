@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/rbac"
@@ -37,7 +38,7 @@ func (s *Server) uploadTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	obs := make([]pipeline.Observation, 0, len(body)/40)
 	names := make([]string, 0, len(raw))
 	for dp, points := range raw {
-		if err := pipeline.ValidateDataPointID(dp); err != nil {
+		if err := codec.ValidateDataPointID(dp); err != nil {
 			return nil, fault.Invalidf("%s", err.Error())
 		}
 		names = append(names, dp)
@@ -66,7 +67,7 @@ func appendPoints(obs []pipeline.Observation, projectID int64, dp string, raw js
 		if err := json.Unmarshal(p, &pt); err != nil {
 			return nil, fault.Invalidf("datapoint %q, index %d: expected an object {time, value}", dp, i)
 		}
-		t, err := pipeline.ParseRFC3339(pt.Time)
+		t, err := codec.ParseRFC3339(pt.Time)
 		if err != nil {
 			return nil, fault.Invalidf("datapoint %q, index %d: time %q is not RFC 3339", dp, i, pt.Time)
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
-	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -213,7 +213,7 @@ func vdpParam(c *fiber.Ctx) (string, error) {
 	if id == "" {
 		return "", fault.Invalidf("query parameter dataPointID is required")
 	}
-	if err := pipeline.ValidateDataPointID(id); err != nil {
+	if err := codec.ValidateDataPointID(id); err != nil {
 		return "", fault.Invalidf("dataPointID: %s", err.Error())
 	}
 	return id, nil

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/openbdp/bdp/codec"
 )
 
 // The Kafka defaults (decisions.md 9).
@@ -33,9 +35,9 @@ const (
 // Kinds of refused messages, the values of KafkaHeaderErrorKind and of the
 // reason label of bdp_kafka_dlq_messages_total.
 const (
-	KafkaMalformed      = "malformed"       // not JSON, or not the shape of an observation
-	KafkaInvalid        = "invalid"         // well-formed, but Observation.Validate refuses it
-	KafkaUnknownProject = "unknown_project" // its project does not exist
+	KafkaMalformed      = string(codec.Malformed) // not JSON, or not the shape of an observation
+	KafkaInvalid        = string(codec.Invalid)   // well-formed, but Observation.Validate refuses it
+	KafkaUnknownProject = "unknown_project"       // its project does not exist
 )
 
 // KafkaConfig configures the Kafka ingestion. Zero values take the
@@ -295,6 +297,7 @@ type kafkaBatch struct {
 	msgs     []kafka.Message
 	items    []kafkaItem   // one per message
 	obs      []Observation // of all messages that decoded
+	dec      kafkaDecoder
 	projects map[int64]bool
 	last     map[int]int // partition → index in msgs of its highest offset
 }
@@ -329,9 +332,8 @@ func (b *kafkaBatch) add(m kafka.Message) {
 	lo := len(b.obs)
 	var kind string
 	var err error
-	b.obs, kind, err = decodeKafkaValue(m.Value, b.obs)
+	b.obs, kind, err = b.dec.decode(m.Value, b.obs)
 	if err != nil {
-		b.obs = b.obs[:lo]
 		b.items = append(b.items, kafkaItem{lo: lo, hi: lo, kind: kind, reason: err.Error()})
 		return
 	}

@@ -1,181 +1,25 @@
 package pipeline
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"math"
-	"strconv"
-)
+import "github.com/openbdp/bdp/codec"
 
-// decodeKafkaValue appends the observations of one message value to dst.
-// On error it returns the kind (KafkaMalformed or KafkaInvalid) and dst
-// may hold part of the message's observations.
-func decodeKafkaValue(value []byte, dst []Observation) ([]Observation, string, error) {
-	if out, ok := decodeKafkaFast(value, dst); ok {
-		return out, "", nil
-	}
-	return decodeKafkaJSON(value, dst)
+// kafkaDecoder turns one message value into observations through codec's
+// decoder of the gateway JSON. It reuses one slice for the decoded form,
+// so a message costs no allocation beyond its dataPointIDs.
+type kafkaDecoder struct {
+	decoded []codec.KafkaObservation
 }
 
-// decodeKafkaJSON is decodeKafkaValue through encoding/json.
-func decodeKafkaJSON(value []byte, dst []Observation) ([]Observation, string, error) {
-	v := bytes.TrimLeft(value, " \t\r\n")
-	if len(v) == 0 {
-		return dst, KafkaMalformed, errors.New("empty message")
-	}
-	switch v[0] {
-	case '{':
-		var o kafkaJSONObservation
-		if err := json.Unmarshal(v, &o); err != nil {
-			return dst, KafkaMalformed, kafkaJSONError(err)
-		}
-		obs, kind, err := o.observation()
-		if err != nil {
-			return dst, kind, err
-		}
-		return append(dst, obs), "", nil
-	case '[':
-		var os []kafkaJSONObservation
-		if err := json.Unmarshal(v, &os); err != nil {
-			return dst, KafkaMalformed, kafkaJSONError(err)
-		}
-		for i := range os {
-			obs, kind, err := os[i].observation()
-			if err != nil {
-				return dst, kind, fmt.Errorf("element %d: %w", i, err)
-			}
-			dst = append(dst, obs)
-		}
-		return dst, "", nil
-	default:
-		return dst, KafkaMalformed, errors.New("not a JSON object or array")
-	}
-}
-
-func kafkaJSONError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON: %v", err)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, kafkaJSONType(te.Type.Kind().String()), te.Value)
-		}
-		return fmt.Errorf("want an observation object or an array of them, got a JSON %s", te.Value)
-	}
-	return err
-}
-
-func kafkaJSONType(kind string) string {
-	switch kind {
-	case "struct":
-		return "an object"
-	case "slice":
-		return "an array"
-	}
-	return kind
-}
-
-// kafkaJSONObservation is the JSON form of an observation; each field
-// remembers whether it was present.
-type kafkaJSONObservation struct {
-	ProjectID   kafkaJSONInt    `json:"project_id"`
-	DataPointID kafkaJSONString `json:"dataPointID"`
-	Time        kafkaJSONString `json:"time"`
-	Value       kafkaJSONNumber `json:"value"`
-}
-
-func (j *kafkaJSONObservation) observation() (Observation, string, error) {
-	switch {
-	case !j.ProjectID.set:
-		return Observation{}, KafkaMalformed, errors.New("project_id is missing")
-	case !j.DataPointID.set:
-		return Observation{}, KafkaMalformed, errors.New("dataPointID is missing")
-	case !j.Time.set:
-		return Observation{}, KafkaMalformed, errors.New("time is missing")
-	case !j.Value.set:
-		return Observation{}, KafkaMalformed, errors.New("value is missing")
-	}
-	if j.ProjectID.v <= 0 {
-		return Observation{}, KafkaInvalid, fmt.Errorf("project_id %d is not positive", j.ProjectID.v)
-	}
-	t, err := ParseRFC3339(j.Time.v)
+// decode appends the observations of one message value to dst. On error
+// it returns the kind (KafkaMalformed or KafkaInvalid) and dst as it was.
+func (d *kafkaDecoder) decode(value []byte, dst []Observation) ([]Observation, string, error) {
+	var refusal codec.Refusal
+	var err error
+	d.decoded, refusal, err = codec.DecodeKafka(value, d.decoded[:0])
 	if err != nil {
-		return Observation{}, KafkaInvalid, fmt.Errorf("time %q is not RFC 3339", j.Time.v)
+		return dst, string(refusal), err
 	}
-	o := Observation{ProjectID: j.ProjectID.v, DataPointID: j.DataPointID.v, Time: t.UTC(), Value: j.Value.v}
-	if err := o.Validate(); err != nil {
-		return Observation{}, KafkaInvalid, err
+	for _, o := range d.decoded {
+		dst = append(dst, Observation(o))
 	}
-	return o, "", nil
-}
-
-type kafkaJSONInt struct {
-	v   int64
-	set bool
-}
-
-func (n *kafkaJSONInt) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return fmt.Errorf("project_id: want an integer, got %s", kafkaSnippet(b))
-	}
-	n.v, n.set = v, true
-	return nil
-}
-
-type kafkaJSONNumber struct {
-	v   float64
-	set bool
-}
-
-func (n *kafkaJSONNumber) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
-		return fmt.Errorf("value: want a number, got %s", kafkaSnippet(b))
-	}
-	v, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsInf(v, 0) {
-		return fmt.Errorf("value %s is not a finite 64-bit number", kafkaSnippet(b))
-	}
-	n.v, n.set = v, true
-	return nil
-}
-
-type kafkaJSONString struct {
-	v   string
-	set bool
-}
-
-func (s *kafkaJSONString) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) < 2 || b[0] != '"' {
-		return fmt.Errorf("want a string, got %s", kafkaSnippet(b))
-	}
-	if bytes.IndexByte(b, '\\') < 0 {
-		s.v, s.set = string(b[1:len(b)-1]), true
-		return nil
-	}
-	if err := json.Unmarshal(b, &s.v); err != nil {
-		return err
-	}
-	s.set = true
-	return nil
-}
-
-func kafkaSnippet(b []byte) string {
-	if len(b) > 40 {
-		return string(b[:40]) + "…"
-	}
-	return string(b)
+	return dst, "", nil
 }

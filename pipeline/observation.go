@@ -6,12 +6,9 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/openbdp/bdp/codec"
 )
 
 // Observation is one value of one datapoint at one time.
@@ -45,46 +42,5 @@ type Sink interface {
 // acceptable dataPointID (decisions.md 4: any characters but control
 // characters and backslash).
 func (o Observation) Validate() error {
-	if math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
-		return fmt.Errorf("value %v is not a finite number", o.Value)
-	}
-	if o.Time.IsZero() || o.Time.Year() < 1900 || o.Time.Year() > 9999 {
-		return fmt.Errorf("time %s is outside the years 1900 to 9999", o.Time.Format(time.RFC3339))
-	}
-	return ValidateDataPointID(o.DataPointID)
-}
-
-// ParseRFC3339 parses an RFC 3339 time as uploads and gateways send it.
-// RFC 3339 lets the T and Z be lowercase (section 5.6), which Go's layout
-// does not; no other letter is valid, so upper-casing the whole is safe.
-func ParseRFC3339(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil && strings.ContainsAny(s, "tz") {
-		t, err = time.Parse(time.RFC3339Nano, strings.ToUpper(s))
-	}
-	return t, err
-}
-
-// ValidateDataPointID enforces decisions.md 4: 1 to 512 bytes of valid
-// UTF-8 without backslash and without any control character (Unicode
-// category Cc: C0, DEL and C1, tab and line feed included), so that none
-// reaches PostgreSQL (which refuses NUL and invalid UTF-8) or an MQTT
-// topic.
-func ValidateDataPointID(id string) error {
-	if id == "" || len(id) > 512 {
-		return fmt.Errorf("dataPointID must have 1 to 512 bytes")
-	}
-	for i := 0; i < len(id); {
-		r, n := utf8.DecodeRuneInString(id[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			return fmt.Errorf("dataPointID %q is not valid UTF-8", id)
-		case unicode.IsControl(r):
-			return fmt.Errorf("dataPointID %q holds the control character %U; control characters and backslash are not allowed", id, r)
-		case r == '\\':
-			return fmt.Errorf("dataPointID %q: control characters and backslash are not allowed", id)
-		}
-		i += n
-	}
-	return nil
+	return codec.Validate(o.DataPointID, o.Time, o.Value)
 }

@@ -1,15 +1,24 @@
-package pipeline
+package codec
 
-import "time"
-
-// Timestamps of the CSV import, parsed without time.Parse for the
-// RFC 3339 shapes that nearly every file uses.
-
-// The instants Observation.Validate accepts: the years 1900 to 9999.
-var (
-	minUnix = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	maxUnix = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+import (
+	"strings"
+	"time"
 )
+
+// Timestamps: RFC 3339 as uploads and gateways send it, and the forms of
+// the CSV import, parsed without time.Parse for the RFC 3339 shapes that
+// nearly every file uses.
+
+// ParseRFC3339 parses an RFC 3339 time as uploads and gateways send it.
+// RFC 3339 lets the T and Z be lowercase (section 5.6), which Go's layout
+// does not; no other letter is valid, so upper-casing the whole is safe.
+func ParseRFC3339(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil && strings.ContainsAny(s, "tz") {
+		t, err = time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	}
+	return t, err
+}
 
 // parseTimestamp reads the forms listed at the top of csv.go.
 func parseTimestamp(b []byte) (time.Time, bool) {

@@ -1,4 +1,4 @@
-package pipeline
+package codec
 
 import (
 	"strconv"
@@ -10,10 +10,10 @@ import (
 // encoding/json was the largest cost of Kafka ingestion, ahead of the
 // database. It accepts only what it reads unambiguously (no escapes, no
 // null, no other or repeated keys, valid observations) and otherwise
-// reports false, leaving dst as it was; decodeKafkaValue then decodes with
+// reports false, leaving dst as it was; DecodeKafka then decodes with
 // encoding/json, which gives the same result for everything accepted here
 // (FuzzKafkaFastDecode) and the precise reason for everything else.
-func decodeKafkaFast(value []byte, dst []Observation) ([]Observation, bool) {
+func decodeKafkaFast(value []byte, dst []KafkaObservation) ([]KafkaObservation, bool) {
 	s := jsonScanner{b: value}
 	n := len(dst)
 	var ok bool
@@ -57,7 +57,7 @@ func (s *jsonScanner) take(c byte) bool {
 }
 
 // observations reads the rest of an array of observation objects.
-func (s *jsonScanner) observations(dst []Observation) ([]Observation, bool) {
+func (s *jsonScanner) observations(dst []KafkaObservation) ([]KafkaObservation, bool) {
 	if s.take(']') {
 		return dst, true
 	}
@@ -80,7 +80,7 @@ func (s *jsonScanner) observations(dst []Observation) ([]Observation, bool) {
 
 // observation reads the rest of an object with the four fields, in any
 // order, and appends it if it is a valid observation.
-func (s *jsonScanner) observation(dst []Observation) ([]Observation, bool) {
+func (s *jsonScanner) observation(dst []KafkaObservation) ([]KafkaObservation, bool) {
 	var o kafkaJSONObservation
 	for {
 		key, ok := s.plainString()

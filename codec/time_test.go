@@ -1,4 +1,4 @@
-package pipeline
+package codec
 
 import (
 	"fmt"
@@ -7,6 +7,87 @@ import (
 	"testing"
 	"time"
 )
+
+// Every timestamp form lands on the right instant.
+func TestCSVTimestamps(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{"2024-01-31", time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)},
+		{"2024-02-29", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{"2024-01-31T10:00:00Z", tBase},
+		{"2024-01-31t10:00:00z", tBase},
+		{"2024-01-31 10:00:00Z", tBase},
+		{"2024-01-31T10:00:00", tBase},
+		{"2024-01-31 10:00:00", tBase},
+		{"2024-01-31T10:00", tBase},
+		{"2024-01-31 10:00", tBase},
+		{"2024-01-31T10:00Z", tBase},
+		{"2024-01-31T10:00:00.5Z", tBase.Add(500 * time.Millisecond)},
+		{"2024-01-31T10:00:00,25Z", tBase.Add(250 * time.Millisecond)},
+		{"2024-01-31T10:00:00.123456789Z", tBase.Add(123456789)},
+		{"2024-01-31T10:00:00.1234567891234Z", tBase.Add(123456789)},
+		{"2024-01-31T10:00:00.000001", tBase.Add(time.Microsecond)},
+		{"2024-01-31T11:00:00+01", tBase},
+		{"2024-01-31T11:00:00+01:00", tBase},
+		{"2024-01-31T11:00:00+0100", tBase},
+		{"2024-01-31T11:30:00+01:30", tBase},
+		{"2024-01-31T05:00:00-05:00", tBase},
+		{"2024-01-31T05:00:00-05", tBase},
+		{"2024-01-31 11:00:00 +01:00", tBase},
+		{"2024-01-31 10:00:00 UTC", tBase},
+		{"2024-01-31 10:00:00UTC", tBase},
+		{"2024-01-31T11:00:00.5+01:00", tBase.Add(500 * time.Millisecond)},
+		{"2024-02-01T00:30:00+14:30", tBase},
+		{"2024-01-31T01:00:00-09:00", tBase},
+		{"1900-01-01", time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"9999-12-31T23:59:59Z", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
+		{"2000-02-29", time.Date(2000, 2, 29, 0, 0, 0, 0, time.UTC)},
+		// The slow forms.
+		{"2024/01/31 10:00:00", tBase},
+		{"2024/01/31 10:00", tBase},
+		{"2024/01/31", time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)},
+		{"31.01.2024 10:00:00", tBase},
+		{"31.01.2024 10:00", tBase},
+		{"31.01.2024", time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)},
+		{"Wed, 31 Jan 2024 11:00:00 +0100", tBase},
+		{"20240131T100000Z", tBase},
+		{"20240131T110000+0100", tBase},
+		{"20240131T100000", tBase},
+		{"1706695200", tBase},
+		{"1706695200.25", tBase.Add(250 * time.Millisecond)},
+		{"1706695200250", tBase.Add(250 * time.Millisecond)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			// Unquoted with ; (some forms hold commas), quoted with ,.
+			for _, line := range []string{"dp;1;" + tt.in, `dp,1,"` + tt.in + `"`} {
+				q := line
+				_, res := readAllCSV(t, strings.NewReader(line+"\n"))
+				if len(res.errs) != 0 || len(res.obs) != 1 {
+					t.Fatalf("%s: errors %v", q, res.errs)
+				}
+				if got := res.obs[0].Time; !got.Equal(tt.want) || got.Location() != time.UTC {
+					t.Fatalf("%s: got %s, want %s", q, got, tt.want)
+				}
+				if err := Validate(res.obs[0].DataPointID, res.obs[0].Time, res.obs[0].Value); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	// The hand-rolled parser agrees with time.Parse where both apply.
+	for _, s := range []string{"2024-03-10T02:30:00Z", "1999-12-31T23:59:59.999+05:45", "2100-02-28 00:00:00-12:00", "1970-01-01T00:00:00Z", "1969-12-31T23:59:59.5Z"} {
+		want, err := time.Parse(time.RFC3339Nano, strings.Replace(s, " ", "T", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := parseTimestamp([]byte(s)); !ok || !got.Equal(want) {
+			t.Fatalf("%s: got %s %v, want %s", s, got, ok, want)
+		}
+	}
+}
 
 // Timestamps as people write them (issue 8 item 12): api.md's sample
 // line and aedifion's import guide write hours, and sometimes minutes and

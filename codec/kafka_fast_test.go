@@ -1,4 +1,4 @@
-package pipeline
+package codec
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ func TestKafkaFastDecodeTakesOnlyWhatItReadsExactly(t *testing.T) {
 		{"a trailing comma", `[` + obj + `,]`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := []Observation{{ProjectID: 1, DataPointID: "kept"}}
+			before := []KafkaObservation{{ProjectID: 1, DataPointID: "kept"}}
 			got, ok := decodeKafkaFast([]byte(tc.value), slices.Clone(before))
 			if ok != tc.fast {
 				t.Fatalf("fast path took it: %v, want %v", ok, tc.fast)
@@ -91,11 +91,11 @@ func BenchmarkKafkaDecode(b *testing.B) {
 	msg := []byte("[" + strings.Join(parts, ",") + "]")
 	for _, d := range []struct {
 		name   string
-		decode func([]byte, []Observation) ([]Observation, string, error)
-	}{{"fast", decodeKafkaValue}, {"encoding-json", decodeKafkaJSON}} {
+		decode func([]byte, []KafkaObservation) ([]KafkaObservation, Refusal, error)
+	}{{"fast", DecodeKafka}, {"encoding-json", decodeKafkaJSON}} {
 		b.Run(d.name, func(b *testing.B) {
 			b.ReportAllocs()
-			dst := make([]Observation, 0, 50)
+			dst := make([]KafkaObservation, 0, 50)
 			for b.Loop() {
 				out, _, err := d.decode(msg, dst[:0])
 				if err != nil || len(out) != 50 {

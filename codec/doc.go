@@ -1,0 +1,17 @@
+// Package codec holds bdp's wire formats: the bytes that come in (and go
+// out) and the values they stand for, nothing more. It reads the CSV
+// import (dialect sniffing, fields, the many timestamp forms), RFC 3339
+// times as uploads and gateways send them, the Kafka gateway JSON (a
+// hand-written fast path and an encoding/json fallback that agree) and
+// the MQTT topics and payloads, and it holds the rules every format
+// shares: what a dataPointID may be and which values and times an
+// observation may carry (decisions.md 4).
+//
+// What belongs here: pure functions and small readers over []byte and
+// io.Reader, each format in a small file with its tests and a fuzz test.
+// What does not: I/O beyond io.Reader, goroutines, clocks, metrics,
+// storage, access rules, and the pipeline's types. Package pipeline (the
+// stages: batcher, flush, router, the Kafka consumer, the CSV import)
+// imports codec and turns its values into pipeline.Observation; codec
+// never imports pipeline, store or prometheus.
+package codec
