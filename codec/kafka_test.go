@@ -88,3 +88,36 @@ func sameObservation(a, b KafkaObservation) bool {
 	return a.ProjectID == b.ProjectID && a.DataPointID == b.DataPointID && a.Time.Equal(b.Time) &&
 		a.Value == b.Value && a.Time.Location() == time.UTC
 }
+
+// FuzzDecodeKafka: whatever a message holds, decoding does not panic, what
+// it accepts is valid and in UTC and follows dst untouched, and what it
+// refuses is refused as malformed or invalid, with a reason.
+func FuzzDecodeKafka(f *testing.F) {
+	for _, s := range []string{
+		`{"project_id":7,"dataPointID":"a","time":"2026-03-01T12:30:00Z","value":1.5}`,
+		`[{"project_id":1,"dataPointID":"T\u00e4","time":"2026-03-01t12:30:00z","value":-1e-3,"unit":"K"}]`,
+		`{"project_id":0,"dataPointID":"a","time":"2026-03-01T12:30:00Z","value":1}`,
+		`[{"project_id":1,"dataPointID":"a","time":"1800-01-01T00:00:00Z","value":1}]`,
+		`{"project_id":1}`, `[[]]`, `null`, ``, `[`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		before := KafkaObservation{ProjectID: 99, DataPointID: "before"}
+		got, refusal, err := DecodeKafka(value, []KafkaObservation{before})
+		if err != nil {
+			if refusal != Malformed && refusal != Invalid || err.Error() == "" {
+				t.Fatalf("%q: refusal %q, %v", value, refusal, err)
+			}
+			return
+		}
+		if refusal != "" || len(got) == 0 || got[0] != before {
+			t.Fatalf("%q: refusal %q, dst %v", value, refusal, got)
+		}
+		for _, o := range got[1:] {
+			if o.ProjectID <= 0 || o.Time.Location() != time.UTC || Validate(o.DataPointID, o.Time, o.Value) != nil {
+				t.Fatalf("%q: accepted %+v", value, o)
+			}
+		}
+	})
+}

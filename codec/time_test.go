@@ -244,3 +244,64 @@ func BenchmarkParseTimestamp(b *testing.B) {
 		}
 	}
 }
+
+// RFC 3339 as uploads and gateways send it: Go's layout, plus the
+// lowercase t and z that RFC 3339 section 5.6 allows.
+func TestParseRFC3339(t *testing.T) {
+	t0 := time.Date(2024, 1, 31, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"2024-01-31T10:00:00Z", t0, true},
+		{"2024-01-31t10:00:00z", t0, true},
+		{"2024-01-31t11:00:00+01:00", t0, true},
+		{"2024-01-31T10:00:00.123456789Z", t0.Add(123456789), true},
+		{"2024-01-31T05:00:00-05:00", t0, true},
+		{"2024-01-31 10:00:00Z", time.Time{}, false}, // a space is the CSV import's, not RFC 3339's
+		{"2024-01-31T10:00:00", time.Time{}, false},  // no offset
+		{"2024-01-31", time.Time{}, false},
+		{"2024-01-31T24:00:00Z", time.Time{}, false},
+		{"1706695200", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+		{"", time.Time{}, false},
+	} {
+		got, err := ParseRFC3339(tc.in)
+		if (err == nil) != tc.ok || tc.ok && !got.Equal(tc.want) {
+			t.Errorf("%q: %s %v, want %s (accepted %v)", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzParseRFC3339: the case of T and Z does not matter, an accepted time
+// written back reads back the same, and the CSV import reads every RFC 3339
+// time of the years it keeps as the same instant.
+func FuzzParseRFC3339(f *testing.F) {
+	for _, s := range []string{
+		"2024-01-31T10:00:00Z", "2024-01-31t10:00:00z", "2024-01-31T10:00:00.5+01:00", "2024-01-31T10:00:00,25Z",
+		"1900-01-01T00:00:00-23:59", "9999-12-31T23:59:59.999999999Z", "2024-02-30T00:00:00Z", "x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseRFC3339(s)
+		lower, errLower := ParseRFC3339(strings.ToLower(s))
+		if (err == nil) != (errLower == nil) || err == nil && !got.Equal(lower) {
+			t.Fatalf("%q: %s %v; in lower case %s %v", s, got, err, lower, errLower)
+		}
+		if err != nil {
+			return
+		}
+		back, err := ParseRFC3339(got.Format(time.RFC3339Nano))
+		if err != nil || !back.Equal(got) {
+			t.Fatalf("%q: %s reads back as %s %v", s, got.Format(time.RFC3339Nano), back, err)
+		}
+		if y := got.UTC().Year(); y < 1900 || y > 9999 {
+			return
+		}
+		if csv, ok := parseTimestamp([]byte(s)); !ok || !csv.Equal(got) {
+			t.Fatalf("%q: RFC 3339 %s, the CSV import %s %v", s, got, csv, ok)
+		}
+	})
+}
