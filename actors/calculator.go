@@ -80,4 +80,4 @@ type Key struct {
 func (d Definition) key() Key { return Key{d.ProjectID, d.DataPointID} }
 
 // SourceVDP marks observations written by virtual datapoints.
-const SourceVDP pipeline.Source = "vdp"
+const SourceVDP = pipeline.SourceVDP

@@ -98,32 +98,48 @@ var ErrStopped = fault.Wrap(fault.Unavailable, errors.New("pipeline stopped"), "
 // Write stores obs and returns once they are committed (or failed, all of
 // them). The observations must be valid (Observation.Validate).
 func (b *Batcher) Write(ctx context.Context, src Source, obs []Observation) error {
-	if len(obs) == 0 {
-		return nil
+	done, err := b.Enqueue(ctx, src, obs)
+	if err != nil {
+		return err
 	}
-	req := &writeRequest{src: src, obs: obs, done: make(chan error, 1)}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		// The batch may still commit; the caller just stops waiting.
+		return ctx.Err()
+	}
+}
+
+// Enqueue is Write without the wait: it returns once obs are queued (it
+// blocks only while the queue is full: backpressure), and the channel
+// then receives Write's outcome, once. Requests are stored in the order
+// they were enqueued, so a caller that enqueues one request after the
+// other keeps its order (a later value of a datapoint and time wins)
+// while many of its requests share a batch.
+func (b *Batcher) Enqueue(ctx context.Context, src Source, obs []Observation) (<-chan error, error) {
+	done := make(chan error, 1)
+	if len(obs) == 0 {
+		done <- nil
+		return done, nil
+	}
+	req := &writeRequest{src: src, obs: obs, done: done}
 	// The read lock makes "not stopped" and "enqueued" one step, so Stop
 	// never leaves a request in the queue after the collector drained it.
 	b.mu.RLock()
 	if b.stopped {
 		b.mu.RUnlock()
-		return ErrStopped
+		return nil, ErrStopped
 	}
 	select {
 	case b.in <- req:
 		b.mu.RUnlock()
 	case <-ctx.Done():
 		b.mu.RUnlock()
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	b.metrics.queue.Inc()
-	select {
-	case err := <-req.done:
-		return err
-	case <-ctx.Done():
-		// The batch may still commit; the caller just stops waiting.
-		return ctx.Err()
-	}
+	return done, nil
 }
 
 // flushTimeout bounds one batch's transaction. Writes do not use the

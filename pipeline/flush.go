@@ -34,6 +34,9 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 			}
 		}
 		b.route(stored)
+		if b.router.tapped() && len(stored) > 0 {
+			b.router.tap(b.stored(stored, b.sortKeys(stored)))
+		}
 		return
 	}
 	for _, r := range batch {
@@ -41,7 +44,26 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 	}
 	if err == nil {
 		b.route(batch)
+		if b.router.tapped() {
+			b.router.tap(b.stored(batch, b.keyBuf)) // keyBuf: this batch's, from rows
+		}
 	}
+}
+
+// stored is a committed batch as taps see it: the stored rows (the last
+// value of each datapoint and time), grouped by datapoint and in time
+// order within each, each with its request's source. keys are the batch's
+// sorted keys (sortKeys).
+func (b *Batcher) stored(batch []*writeRequest, keys []rowKey) Stored {
+	s := Stored{Obs: make([]Observation, 0, len(keys)), Sources: make([]Source, 0, len(keys))}
+	for i, k := range keys {
+		if i+1 < len(keys) && keys[i+1].dp == k.dp && keys[i+1].us == k.us {
+			continue // replaced by a later value, as in the store
+		}
+		s.Obs = append(s.Obs, batch[k.req].obs[k.i])
+		s.Sources = append(s.Sources, batch[k.req].src)
+	}
+	return s
 }
 
 func (b *Batcher) write(ctx context.Context, batch []*writeRequest) error {
@@ -81,6 +103,23 @@ func (b *Batcher) rows(ctx context.Context, batch []*writeRequest) ([]store.Row,
 	if err := b.resolve(ctx, batch); err != nil {
 		return nil, err
 	}
+	keys := b.sortKeys(batch)
+	rows := b.rowBuf[:0]
+	for i, k := range keys {
+		if i+1 < len(keys) && keys[i+1].dp == k.dp && keys[i+1].us == k.us {
+			continue // a later value of the same key follows
+		}
+		o := &batch[k.req].obs[k.i]
+		rows = append(rows, store.Row{Datapoint: k.dp, Time: o.Time, Value: o.Value})
+	}
+	b.rowBuf = rows
+	return rows, nil
+}
+
+// sortKeys truncates the batch's times to what PostgreSQL keeps and
+// returns its keys sorted (in the batcher's buffer, reused by the next
+// call). Every datapoint must be resolved.
+func (b *Batcher) sortKeys(batch []*writeRequest) []rowKey {
 	// Sorting small integer keys (datapoint, microsecond, arrival) and then
 	// placing the rows is several times cheaper than sorting the rows by
 	// their time.Time: at 50,000 rows a batch the sort was the largest
@@ -99,7 +138,9 @@ func (b *Batcher) rows(ctx context.Context, batch []*writeRequest) ([]store.Row,
 			// gateway's message, an upload's series): one lookup for them.
 			if k := (dpKey{o.ProjectID, o.DataPointID}); len(keys) == 0 || k != last {
 				id, _ := b.ids.Load(k)
-				last, lastID = k, id.(int64)
+				last = k
+				lastID, _ = id.(int64) // 0 (refused by the store) if ForgetProject raced
+
 			}
 			keys = append(keys, rowKey{dp: lastID, us: o.Time.UnixMicro(), req: int32(ri), i: int32(i)})
 		}
@@ -117,16 +158,7 @@ func (b *Batcher) rows(ctx context.Context, batch []*writeRequest) ([]store.Row,
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	rows := b.rowBuf[:0]
-	for i, k := range keys {
-		if i+1 < len(keys) && keys[i+1].dp == k.dp && keys[i+1].us == k.us {
-			continue // a later value of the same key follows
-		}
-		o := &batch[k.req].obs[k.i]
-		rows = append(rows, store.Row{Datapoint: k.dp, Time: o.Time, Value: o.Value})
-	}
-	b.rowBuf = rows
-	return rows, nil
+	return keys
 }
 
 // rowKey is one observation of a batch: its primary key, then where it

@@ -1,5 +1,5 @@
 // Package pipeline carries observations from every source (HTTP uploads,
-// CSV imports, Kafka, later MQTT and virtual datapoints) to storage and on
+// CSV imports, Kafka, MQTT and virtual datapoints) to storage and on
 // to the subscribers that asked for them: decode → validate → batch →
 // store → route.
 package pipeline
@@ -27,6 +27,8 @@ const (
 	SourceHTTP  Source = "http"
 	SourceCSV   Source = "csv"
 	SourceKafka Source = "kafka"
+	SourceMQTT  Source = "mqtt" // MQTT ingestion (publishers on the broker)
+	SourceVDP   Source = "vdp"  // virtual datapoint outputs
 )
 
 // Sink stores observations. Write returns nil only once every observation

@@ -25,6 +25,9 @@ type Router struct {
 	subs map[dpKey][]*subscription // replaced, never changed in place
 	n    atomic.Int64              // subscriptions, so a batch nobody listens to costs nothing
 
+	taps  []*Tap       // router-wide subscribers; replaced, never changed in place
+	nTaps atomic.Int64 // len(taps), read without the lock
+
 	// scratch is route's working memory, kept between calls: routing runs
 	// after every commit, and fresh maps and slices each time were a
 	// large part of what the write path allocated.
@@ -173,3 +176,59 @@ func (sc *routeScratch) reset() {
 }
 
 func compareTimes(a, b Observation) int { return a.Time.Compare(b.Time) }
+
+// Stored is one committed batch as a tap sees it: the stored observations
+// (the last value of each datapoint and time), grouped by datapoint and in
+// time order within each datapoint, and where each came from: Sources[i]
+// is the source of Obs[i]. Both slices are the tap's.
+type Stored struct {
+	Obs     []Observation
+	Sources []Source
+}
+
+// Tap receives every stored batch of every project, in commit order.
+// DeliverStored runs on the batcher's writer goroutine between two
+// commits: it must hand the batch off at once (a bounded queue that drops
+// when full), never wait, or it stalls every source of the node.
+type Tap interface {
+	DeliverStored(Stored)
+}
+
+// AddTap registers a router-wide subscriber; the returned func removes it
+// and may be called more than once. Without taps, building their batches
+// costs nothing.
+func (r *Router) AddTap(t Tap) (remove func()) {
+	entry := &t
+	r.mu.Lock()
+	r.taps = append(slices.Clip(r.taps), entry)
+	r.nTaps.Store(int64(len(r.taps)))
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if i := slices.Index(r.taps, entry); i >= 0 {
+				r.taps = slices.Delete(slices.Clone(r.taps), i, i+1)
+			}
+			r.nTaps.Store(int64(len(r.taps)))
+		})
+	}
+}
+
+// tapped tells whether any tap is registered, before a batch is built.
+func (r *Router) tapped() bool { return r.nTaps.Load() > 0 }
+
+// tap hands s to every tap; each but the last gets a copy.
+func (r *Router) tap(s Stored) {
+	r.mu.RLock()
+	taps := r.taps
+	r.mu.RUnlock()
+	for i, t := range taps {
+		out := s
+		if i < len(taps)-1 {
+			out = Stored{Obs: slices.Clone(s.Obs), Sources: slices.Clone(s.Sources)}
+		}
+		(*t).DeliverStored(out)
+	}
+}

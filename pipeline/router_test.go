@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -92,5 +94,127 @@ func TestRouterAfterALargeBatch(t *testing.T) {
 	r.route([]Observation{{ProjectID: 1, DataPointID: "dp7", Time: time.Unix(99_999, 0)}})
 	if len(c.got) != 2 || len(c.got[0]) != 2 || len(c.got[1]) != 1 {
 		t.Fatalf("deliveries %d (%v)", len(c.got), c.got)
+	}
+}
+
+// tapRecorder records the batches a tap is handed.
+type tapRecorder struct {
+	mu  sync.Mutex
+	got []Stored
+}
+
+func (r *tapRecorder) DeliverStored(s Stored) {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+}
+
+func (r *tapRecorder) batches() []Stored {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// tapLine renders a tapped observation as "source dp second=value".
+func tapLine(s Stored, i int) string {
+	o := s.Obs[i]
+	return fmt.Sprintf("%s %s %d=%g", s.Sources[i], o.DataPointID, o.Time.Unix()-t0.Unix(), o.Value)
+}
+
+// A tap sees every stored batch, whatever is subscribed: the stored values
+// (the last of a datapoint and time), grouped by datapoint, in time order,
+// each with its request's source; batches in commit order; after its
+// removal nothing.
+func TestTapSeesEveryStoredBatch(t *testing.T) {
+	db := newTestDB(t)
+	r := NewRouter()
+	b := startBatcher(t, BatcherConfig{MaxWait: 200 * time.Millisecond}, db.store, r)
+	rec, other := &tapRecorder{}, &tapRecorder{}
+	remove := r.AddTap(rec)
+	removeOther := r.AddTap(other)
+	at := func(dp string, sec int, v float64) Observation {
+		return Observation{ProjectID: db.projectID, DataPointID: dp, Time: t0.Add(time.Duration(sec) * time.Second), Value: v}
+	}
+	// Two requests of one batch (the first waits 200 ms for company):
+	// "a" appears in both, out of time order, with a replaced value.
+	first := make(chan error, 1)
+	go func() { first <- b.Write(context.Background(), SourceHTTP, []Observation{at("a", 3, 3), at("b", 1, 1), at("a", 1, 1)}) }()
+	time.Sleep(50 * time.Millisecond)
+	if err := b.Write(context.Background(), SourceMQTT, []Observation{at("a", 2, 2), at("a", 3, 30)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(context.Background(), SourceVDP, []Observation{at("c", 0, 7)}); err != nil {
+		t.Fatal(err)
+	}
+	removeOther()
+	removeOther() // twice is harmless
+	got := rec.batches()
+	if len(got) != 2 {
+		t.Fatalf("%d batches tapped, want 2: %v", len(got), got)
+	}
+	var lines []string
+	for i := range got[0].Obs {
+		lines = append(lines, tapLine(got[0], i))
+	}
+	// Each datapoint's observations together (datapoints in the order of
+	// their row ids, which new ones get in no set order), in time order;
+	// a at 3 holds the later request's 30, from MQTT.
+	if lines[0] == "http b 1=1" {
+		lines = append(lines[1:], lines[0])
+	}
+	want := []string{"http a 1=1", "mqtt a 2=2", "mqtt a 3=30", "http b 1=1"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("first batch %v, want %v", lines, want)
+	}
+	if len(got[1].Obs) != 1 || tapLine(got[1], 0) != "vdp c 0=7" {
+		t.Errorf("second batch %v", got[1])
+	}
+	// The second tap had its own copy: changing one changes not the other.
+	got[0].Obs[0].Value = 99
+	if o := other.batches()[0].Obs[0]; o.Value != 1 {
+		t.Errorf("taps share a slice: %v", o)
+	}
+	remove()
+	if err := b.Write(context.Background(), SourceHTTP, []Observation{at("a", 9, 9)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.batches()); n != 2 {
+		t.Errorf("a removed tap got %d batches", n)
+	}
+	if n := len(other.batches()); n != 2 {
+		t.Errorf("the second tap got %d batches, want the 2 before its removal", n)
+	}
+}
+
+// When the store refuses one request of a batch and the others are
+// written alone, the tap gets the stored ones only.
+func TestTapAfterARefusedRequest(t *testing.T) {
+	db := newTestDB(t)
+	r := NewRouter()
+	rec := &tapRecorder{}
+	r.AddTap(rec)
+	b := startBatcher(t, BatcherConfig{MaxWait: 300 * time.Millisecond}, db.store, r)
+	beyond := time.Date(300_000, 1, 1, 0, 0, 0, 0, time.UTC)
+	writes := [][]Observation{
+		series(db.projectID, "good", 3, t0),
+		{{ProjectID: db.projectID, DataPointID: "bad", Time: beyond, Value: 1}},
+	}
+	var wg sync.WaitGroup
+	for _, w := range writes {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = b.Write(context.Background(), SourceKafka, w) }()
+	}
+	wg.Wait()
+	var lines []string
+	for _, s := range rec.batches() {
+		for i := range s.Obs {
+			lines = append(lines, tapLine(s, i))
+		}
+	}
+	if want := []string{"kafka good 0=0", "kafka good 1=1", "kafka good 2=2"}; !slices.Equal(lines, want) {
+		t.Errorf("tapped %v, want %v", lines, want)
 	}
 }
