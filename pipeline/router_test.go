@@ -109,6 +109,17 @@ func (r *tapRecorder) DeliverStored(s Stored) {
 	r.mu.Unlock()
 }
 
+// waitFor waits until n batches were tapped: a writer is answered before
+// its batch goes to the taps.
+func (r *tapRecorder) waitFor(t *testing.T, n int) []Stored {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.batches()) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return r.batches()
+}
+
 func (r *tapRecorder) batches() []Stored {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,9 +160,10 @@ func TestTapSeesEveryStoredBatch(t *testing.T) {
 	if err := b.Write(context.Background(), SourceVDP, []Observation{at("c", 0, 7)}); err != nil {
 		t.Fatal(err)
 	}
+	other.waitFor(t, 2)
 	removeOther()
 	removeOther() // twice is harmless
-	got := rec.batches()
+	got := rec.waitFor(t, 2)
 	if len(got) != 2 {
 		t.Fatalf("%d batches tapped, want 2: %v", len(got), got)
 	}
@@ -181,6 +193,7 @@ func TestTapSeesEveryStoredBatch(t *testing.T) {
 	if err := b.Write(context.Background(), SourceHTTP, []Observation{at("a", 9, 9)}); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(50 * time.Millisecond)
 	if n := len(rec.batches()); n != 2 {
 		t.Errorf("a removed tap got %d batches", n)
 	}
@@ -209,7 +222,7 @@ func TestTapAfterARefusedRequest(t *testing.T) {
 	}
 	wg.Wait()
 	var lines []string
-	for _, s := range rec.batches() {
+	for _, s := range rec.waitFor(t, 1) {
 		for i := range s.Obs {
 			lines = append(lines, tapLine(s, i))
 		}
