@@ -149,7 +149,9 @@ func TestTapSeesEveryStoredBatch(t *testing.T) {
 	// Two requests of one batch (the first waits 200 ms for company):
 	// "a" appears in both, out of time order, with a replaced value.
 	first := make(chan error, 1)
-	go func() { first <- b.Write(context.Background(), SourceHTTP, []Observation{at("a", 3, 3), at("b", 1, 1), at("a", 1, 1)}) }()
+	go func() {
+		first <- b.Write(context.Background(), SourceHTTP, []Observation{at("a", 3, 3), at("b", 1, 1), at("a", 1, 1)})
+	}()
 	time.Sleep(50 * time.Millisecond)
 	if err := b.Write(context.Background(), SourceMQTT, []Observation{at("a", 2, 2), at("a", 3, 30)}); err != nil {
 		t.Fatal(err)
