@@ -25,6 +25,7 @@ type route struct {
 	Tag     string // store.TagMeta, TagUser, TagCompany, TagProject or TagGeneral
 	Op      string // envelope operation of its answers: create, update, delete or ""
 	Summary string
+	Doc     string  // a longer description for the OpenAPI document: defaults, limits, rules
 	Query   []param // query parameters, for the OpenAPI document
 	Body    any     // request body type (a zero value), nil for none
 	Resp    any     // success body type (a zero value)

@@ -58,6 +58,10 @@ func operation(r *route, bodyLimit int) map[string]any {
 		op["x-endpoint-id"] = r.ID
 		op["description"] = "Catalog endpoint id " + itoa(int64(r.ID)) + "."
 	}
+	if r.Doc != "" {
+		desc, _ := op["description"].(string)
+		op["description"] = strings.TrimSpace(desc + " " + r.Doc)
+	}
 	if doc := refusedDoc(r); doc != "" {
 		desc, _ := op["description"].(string)
 		op["description"] = strings.TrimSpace(desc + doc)

@@ -32,6 +32,10 @@ func operatorRoutes(s *Server) []*route {
 		{Method: "PUT", Path: "/operator/projects/{project_id}/datapoints/{dataPointID}/tags", Tag: tag, Op: "update",
 			Summary: "Set system tags of a datapoint (created if missing); key units holds the raw unit",
 			Body:    []tagRequest{}, Resp: envelopeOf[datapointTags]{}, Handle: s.putSystemTags},
+		{Method: "POST", Path: "/operator/projects/{project_id}/edge", Tag: tag, Op: "create", Status: fiber.StatusCreated,
+			Summary: "MQTT credentials for the project's edge device (username edge-{project_id}, topics below edge/{project_id}/, no expiry); " +
+				"calling again gives a new password and closes the session that used the old one",
+			Resp: envelopeOf[edgeCredentials]{}, Handle: s.putEdgeCredentials},
 		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in a base currency of the operator's choice (EUR in the defaults); conversions use ratios only",
 			Resp: envelopeOf[map[string]float64]{}, Handle: s.getCurrencyRates},
 		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 of the base currency",

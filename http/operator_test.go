@@ -357,6 +357,7 @@ func operatorCalls(pid, companyID int64) []struct {
 		{"PUT", "/operator/companies/" + itoa(companyID) + "/quota", map[string]any{"files": 1}},
 		{"PUT", "/operator/projects/" + itoa(pid) + "/quota", map[string]any{"files": 1}},
 		{"PUT", "/operator/projects/" + itoa(pid) + "/datapoints/unauth/tags", []map[string]any{{"key": "units", "value": "K"}}},
+		{"POST", "/operator/projects/" + itoa(pid) + "/edge", nil},
 	}
 }
 
@@ -395,6 +396,9 @@ func TestOperatorNeedsTheToken(t *testing.T) {
 	}
 	if dps := e.do("GET", "/v2/project/"+itoa(pid), c.Admin, nil).want(t, 200).JSON["datapoints"].([]any); len(dps) != 0 {
 		t.Fatalf("an unauthenticated call created a datapoint: %v", dps)
+	}
+	if n := e.sqlFloat(`SELECT count(*) FROM mqtt_users`); n != 0 {
+		t.Fatalf("an unauthenticated call made edge credentials")
 	}
 	// The scheme name is case-insensitive.
 	r := e.do("GET", "/operator/projects/"+itoa(pid)+"/settings", rawHeader{"Authorization", "bearer " + testOperatorToken}, nil)

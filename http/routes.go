@@ -146,6 +146,27 @@ func v2Routes(s *Server) []*route {
 			Summary: "Recompute the outputs of [start, end) exactly from stored history (202 at once; progress and end in the logs, type recompute)",
 			Query:   recomputeParams, Resp: envelopeOf[recomputeAccepted]{}, Handle: s.recomputeVDP},
 
+		// MQTT users (api.md 4.4; the GETs and the DELETE beyond it).
+		{Method: "POST", Path: "/v2/project/{project_id}/mqttuser", Tag: project, Op: "create", Status: fiber.StatusCreated,
+			Summary: "Create a short-lived MQTT user of the project (default validity 3600 s, at most 7200 s)", Doc: mqttUserDoc,
+			Body: mqttUserRequest{}, Resp: envelopeOf[mqttUserObject]{}, Handle: s.createMQTTUser,
+			Errors: map[int]string{403: "no grant of this endpoint or project, or no TagAuth of the project giving the caller the rights asked for",
+				409: "the username is taken"}},
+		{Method: "PUT", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Status: fiber.StatusCreated,
+			Summary: "Change an MQTT user: password, rights, validity (counted from now, at most 7200 s), description; all optional; " +
+				"operation is the empty string, as in api.md",
+			Doc:  "The same rules as creation: rights need the caller's TagAuth access, and only the user's creator or a company role holder may change it.",
+			Body: mqttUserUpdate{}, Resp: envelopeOf[mqttUserObject]{}, Handle: s.updateMQTTUser,
+			Errors: map[int]string{403: "no grant of this endpoint or project, no TagAuth of the project giving the caller the rights, " +
+				"or the MQTT user was created by someone else and the caller holds no company role"}},
+		{Method: "GET", Path: "/v2/project/{project_id}/mqttusers", Tag: project, Summary: "List the unexpired MQTT users of the project (beyond api.md)",
+			Resp: []mqttUserObject{}, Handle: s.listMQTTUsers},
+		{Method: "GET", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Summary: "An MQTT user of the project (beyond api.md)",
+			Resp: mqttUserObject{}, Handle: s.getMQTTUser},
+		{Method: "DELETE", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Op: "delete",
+			Summary: "Delete an MQTT user; its open sessions are closed at once (beyond api.md)",
+			Resp:    envelopeOf[mqttUserObject]{}, Handle: s.deleteMQTTUser},
+
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
 		{Method: "POST", Path: "/v2/project/{project_id}/role", Tag: project, Op: "create", Summary: "Create a project role",

@@ -39,6 +39,9 @@ type Config struct {
 	HashParams    auth.HashParams
 	Version       string
 	LoginThrottle auth.ThrottleConfig // failed logins tolerated; zero fields take auth's defaults
+	// MQTTAdminUser is the external broker's admin username
+	// (BDP_MQTT_ADMIN_USER); no MQTT user may take it.
+	MQTTAdminUser string
 
 	// extraRoutes lets tests mount routes the API does not have, such as
 	// one that panics; they get no catalog id.

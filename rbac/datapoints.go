@@ -94,3 +94,24 @@ func globMatch(pattern, s string) bool {
 	}
 	return p == len(pattern)
 }
+
+// ReachesDatapoints reports whether the user may read (or write, when
+// write is true) any datapoint of the project at all: a company role
+// reaches every datapoint; a project role needs some TagAuth of the
+// project with that flag. What a user cannot reach, nothing they create
+// (an MQTT user) may reach either.
+func (p *Permissions) ReachesDatapoints(projectID int64, write bool) bool {
+	if p.HasCompanyRole() {
+		return true
+	}
+	g := p.projects[projectID]
+	if g == nil {
+		return false
+	}
+	for _, t := range g.tags {
+		if (write && t.Write) || (!write && t.Read) {
+			return true
+		}
+	}
+	return false
+}

@@ -160,6 +160,35 @@ func TestDatapointAccess(t *testing.T) {
 	}
 }
 
+// An MQTT user's rights need some TagAuth with that flag in the project
+// (or a company role, which reaches every datapoint).
+func TestReachesDatapoints(t *testing.T) {
+	readOnly := perms(nil, projectRole(project1, ids(epGetProject), tagAuth("name", "sensor*", true, false)))
+	writeOnly := perms(nil, projectRole(project1, nil, tagAuth("name", "valve*", false, true)))
+	flagless := perms(nil, projectRole(project1, ids(AllEndpoints), tagAuth("name", "*", false, false)))
+	company := perms([]store.CompanyRole{companyRole()})
+	tests := []struct {
+		name        string
+		p           *Permissions
+		project     int64
+		read, write bool
+	}{
+		{"read TagAuth", readOnly, project1, true, false},
+		{"read TagAuth, other project", readOnly, project2, false, false},
+		{"write TagAuth only", writeOnly, project1, false, true},
+		{"TagAuth without flags", flagless, project1, false, false},
+		{"company role", company, project2, true, true},
+		{"no roles", perms(nil), project1, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r, w := tt.p.ReachesDatapoints(tt.project, false), tt.p.ReachesDatapoints(tt.project, true); r != tt.read || w != tt.write {
+				t.Fatalf("read %v write %v, want %v %v", r, w, tt.read, tt.write)
+			}
+		})
+	}
+}
+
 func TestFilterDatapoints(t *testing.T) {
 	p := perms(nil,
 		projectRole(project1, nil, tagAuth("name", "sensor*", true, false)),
