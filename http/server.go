@@ -83,6 +83,11 @@ type Deps struct {
 	Engine   Engine // runs virtual datapoints
 	Log      *slog.Logger
 	Registry prometheus.Registerer
+	// Hasher and Throttle, when set, are shared with the MQTT broker:
+	// one bound on concurrent hashes, one count of failed logins. nil
+	// builds the server's own from Config.
+	Hasher   *auth.Hasher
+	Throttle *auth.Throttle
 }
 
 // Ingest is the pipeline as the HTTP layer uses it.
@@ -122,15 +127,18 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		store:  st,
 		ingest: deps.Ingest,
 		engine: deps.Engine,
-		hasher: auth.NewHasher(cfg.HashParams, 4),
+		hasher: deps.Hasher,
 		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
+	}
+	if s.hasher == nil {
+		s.hasher = auth.NewHasher(cfg.HashParams, 4)
 	}
 	var err error
 	if s.metrics, err = newMetrics(reg); err != nil {
 		return nil, err
 	}
-	if s.throttle, err = newLoginThrottle(cfg.LoginThrottle, reg); err != nil {
+	if s.throttle, err = newLoginThrottle(cfg.LoginThrottle, deps.Throttle, reg); err != nil {
 		return nil, err
 	}
 	if err := s.syncCatalog(ctx); err != nil {

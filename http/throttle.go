@@ -21,10 +21,13 @@ type loginThrottle struct {
 	refused *prometheus.CounterVec
 }
 
-func newLoginThrottle(cfg auth.ThrottleConfig, reg prometheus.Registerer) (*loginThrottle, error) {
-	th, err := auth.NewThrottle(cfg)
-	if err != nil {
-		return nil, err
+// newLoginThrottle wraps th, or a throttle of cfg when th is nil.
+func newLoginThrottle(cfg auth.ThrottleConfig, th *auth.Throttle, reg prometheus.Registerer) (*loginThrottle, error) {
+	if th == nil {
+		var err error
+		if th, err = auth.NewThrottle(cfg); err != nil {
+			return nil, err
+		}
 	}
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bdp_auth_throttled_total",

@@ -21,6 +21,7 @@ import (
 type config struct {
 	HTTPAddr        string
 	MQTTAddr        string
+	MQTTWSAddr      string // empty: no WebSocket listener
 	S3Addr          string
 	DataDir         string
 	DatabaseURL     string
@@ -53,7 +54,8 @@ type config struct {
 // the README.
 var configVars = []struct{ name, def, doc string }{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
-	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker)"},
+	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
+	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
 	{"BDP_S3_ADDR", "127.0.0.1:9000", "embedded object store listen address"},
 	{"BDP_DATA_DIR", "./data", "state directory: managed PostgreSQL, addresses.json"},
 	{"BDP_DATABASE_URL", "", "PostgreSQL URL; empty runs a managed cluster under BDP_DATA_DIR/postgres"},
@@ -104,6 +106,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		*dst = get(name)
 		if err := checkAddr(*dst); err != nil {
 			bad(name, err)
+		}
+	}
+	if c.MQTTWSAddr = get("BDP_MQTT_WS_ADDR"); c.MQTTWSAddr != "" {
+		if err := checkAddr(c.MQTTWSAddr); err != nil {
+			bad("BDP_MQTT_WS_ADDR", err)
 		}
 	}
 	c.DataDir = get("BDP_DATA_DIR")

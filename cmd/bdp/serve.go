@@ -23,8 +23,9 @@ import (
 )
 
 // runServe runs the platform until ctx ends (SIGINT or SIGTERM), then shuts
-// down in order: stop accepting and drain requests, close the pool, stop
-// the managed database.
+// down in order: stop accepting and drain requests, close the MQTT broker,
+// stop the engine and the pipeline, close the pool, stop the managed
+// database.
 func runServe(ctx context.Context) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
@@ -66,12 +67,25 @@ func runServe(ctx context.Context) error {
 	}
 	defer engine.Shutdown(context.Background()) // first of the deferred: actors stop before the pipeline
 
+	// HTTP and MQTT share the hasher (one bound on concurrent hashes) and
+	// the login throttle (one count of failures per address).
+	hasher := auth.NewHasher(auth.DefaultHashParams, 4)
+	throttle, err := auth.NewThrottle(auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures,
+		AddressFailures: cfg.LoginAddressFailures, Window: cfg.LoginFailureWindow})
+	if err != nil {
+		return err
+	}
+	broker, stopMQTT, err := startMQTT(ctx, cfg, mqttParts{store: st, ingest: ingest, router: router, hasher: hasher,
+		throttle: throttle, registry: reg, log: log})
+	if err != nil {
+		return err
+	}
+	defer stopMQTT() // after the HTTP server has drained (below), before the engine and the pipeline stop
+
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version,
-		LoginThrottle: auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures, AddressFailures: cfg.LoginAddressFailures,
-			Window: cfg.LoginFailureWindow},
-	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg})
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle})
 	if err != nil {
 		return err
 	}
@@ -79,11 +93,13 @@ func runServe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on BDP_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
-	if err := writeAddresses(cfg.DataDir, map[string]string{"http": ln.Addr().String()}); err != nil {
+	addrs := broker.Addresses()
+	addrs["http"] = ln.Addr().String()
+	if err := writeAddresses(cfg.DataDir, addrs); err != nil {
 		ln.Close()
 		return err
 	}
-	log.Info("bdp serving", slog.String("http", "http://"+ln.Addr().String()), slog.String("version", version),
+	log.Info("bdp serving", slog.String("http", "http://"+ln.Addr().String()), slog.Any("mqtt", broker.Addresses()), slog.String("version", version),
 		slog.Bool("operator_api", cfg.OperatorToken != ""))
 	if has, err := st.HasCompany(ctx); err == nil && !has {
 		log.Info("no company yet: create the first one with `"+firstCompanyHint+"` (same BDP_* environment, while bdp serve runs or not); it prints the admin's password",

@@ -1,0 +1,183 @@
+package mqtt
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// Timer is the expiry timer as the broker uses it; Config.NewTimer lets a
+// test drive it.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+type realTimer struct{ t *time.Timer }
+
+func newRealTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+func (r realTimer) C() <-chan time.Time  { return r.t.C }
+func (r realTimer) Stop() bool           { return r.t.Stop() }
+
+// expiryRetry is how soon a failed look-up of the next expiry is retried.
+const expiryRetry = time.Second
+
+// runExpiry keeps one timer armed for the next valid_until of any MQTT
+// user, not a poll of every user: when it fires, the expired users are
+// deleted and their sessions closed (api.md 3.5), and the timer is armed
+// for the next. A change of any user re-arms it.
+func (e *Embedded) runExpiry(ctx context.Context) {
+	for {
+		var timer Timer
+		next, ok, err := e.deps.Store.NextMQTTUserExpiry(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			e.log.Warn("mqtt expiry: look up next expiry", slog.Any("error", err))
+			timer = e.cfg.NewTimer(expiryRetry)
+		case ok:
+			timer = e.cfg.NewTimer(max(next.Sub(e.cfg.Now()), 0))
+		}
+		var fired <-chan time.Time
+		if timer != nil {
+			fired = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-e.rearm:
+			if timer != nil {
+				timer.Stop()
+			}
+		case <-fired:
+			if err == nil {
+				e.expireDue(ctx)
+			}
+		}
+	}
+}
+
+// expireDue deletes the users expired by now and ends their sessions.
+func (e *Embedded) expireDue(ctx context.Context) {
+	gone, err := e.deps.Store.DeleteExpiredMQTTUsers(ctx, e.cfg.Now())
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("mqtt expiry: delete expired users", slog.Any("error", err))
+		}
+		return
+	}
+	for _, u := range gone {
+		e.expired.put(u, e.cfg.Now())
+		e.creds.DropUser(u.ID)
+		e.sessions.disconnect(u.ID, codeExpiredSession)
+	}
+}
+
+// rearmExpiry wakes the expiry timer to look at the next expiry anew.
+func (e *Embedded) rearmExpiry() {
+	select {
+	case e.rearm <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// changed follows a committed change of an MQTT user (any process): the
+// expiry timer is re-armed, the user's cached credentials are forgotten,
+// and its sessions end when the user is gone, its password changed or its
+// rights shrank. id 0 (notifications may have been missed) does this for
+// every user with a session.
+func (e *Embedded) changed(id int64) {
+	e.rearmExpiry()
+	users := e.sessions.users()
+	if id == 0 {
+		e.creds.DropAll()
+	} else {
+		e.creds.DropUser(id)
+		project, ok := users[id]
+		users = map[int64]int64{}
+		if ok {
+			users[id] = project
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), authTimeout)
+	defer cancel()
+	for userID, projectID := range users {
+		e.recheck(ctx, userID, projectID)
+	}
+}
+
+// recheck compares a user's sessions with its row as stored now.
+func (e *Embedded) recheck(ctx context.Context, userID, projectID int64) {
+	u, err := e.deps.Store.MQTTUser(ctx, projectID, userID)
+	gone := fault.Is(err, fault.NotFound)
+	if err != nil && !gone {
+		e.log.Warn("mqtt: re-check user after a change", slog.Int64("mqtt_user", userID), slog.Any("error", err))
+		return
+	}
+	now := e.cfg.Now()
+	e.sessions.check(userID, func(a Account, hash string) (bool, packets.Code, Account) {
+		switch {
+		case gone && a.Expired(now):
+			return true, codeExpiredSession, a
+		case gone || u.PasswordHash != hash || a.Write && u.Rights != store.MQTTWrite:
+			return true, packets.Code{Code: 0x98, Reason: "administrative action"}, a
+		}
+		updated := accountOf(u)
+		updated.Username = a.Username
+		return false, packets.Code{}, updated
+	})
+}
+
+// expiredUsers remembers recently expired users for a while, so a client
+// with the right password is told 0x87 (expired) rather than 0x86.
+type expiredUsers struct {
+	mu    sync.Mutex
+	users map[string]expiredUser
+}
+
+type expiredUser struct {
+	user store.MQTTUser
+	at   time.Time
+}
+
+// Bounds of expiredUsers.
+const (
+	expiredMemory   = time.Hour
+	expiredCapacity = 10_000
+)
+
+func newExpiredUsers() *expiredUsers { return &expiredUsers{users: map[string]expiredUser{}} }
+
+func (x *expiredUsers) put(u store.MQTTUser, now time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.users) >= expiredCapacity {
+		for name, g := range x.users {
+			if now.Sub(g.at) > expiredMemory {
+				delete(x.users, name)
+			}
+		}
+		if len(x.users) >= expiredCapacity {
+			return // the refusal then says 0x86, as for an unknown user
+		}
+	}
+	x.users[u.Username] = expiredUser{user: u, at: now}
+}
+
+func (x *expiredUsers) get(username string, now time.Time) (store.MQTTUser, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	g, ok := x.users[username]
+	if !ok || now.Sub(g.at) > expiredMemory {
+		return store.MQTTUser{}, false
+	}
+	return g.user, true
+}
