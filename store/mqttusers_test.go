@@ -284,7 +284,7 @@ func TestListenMQTTUsersChanged(t *testing.T) {
 	want("cascaded delete", edge.ID)
 }
 
-// A deleted project or creator takes its MQTT users along.
+// A deleted project, or a deleted creator, takes its MQTT users along.
 func TestMQTTUsersCascade(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
@@ -316,6 +316,33 @@ func TestMQTTUsersCascade(t *testing.T) {
 		ValidUntil: inOneHour(), CreatedBy: uid2}); err != nil {
 		t.Fatalf("reusing a freed username: %v", err)
 	}
+	// A deleted creator takes theirs along: nobody's access bounds them any more.
+	second, err := s.CreateUser(ctx, NewUser{CompanyID: mustProject(t, s, pid2).CompanyID, FirstName: "C", LastName: "D", Email: "c@other.test", PasswordHash: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateMQTTUser(ctx, MQTTUser{ProjectID: pid2, Username: "gw2", PasswordHash: "h", Rights: MQTTRead,
+		ValidUntil: inOneHour(), CreatedBy: second.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteUser(ctx, second.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MQTTUserByUsername(ctx, "gw2"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("MQTT user of a deleted creator: %v", err)
+	}
+	if _, err := s.MQTTUserByUsername(ctx, "gw"); err != nil {
+		t.Fatalf("another creator's MQTT user went too: %v", err)
+	}
+}
+
+func mustProject(t *testing.T, s *Store, id int64) Project {
+	t.Helper()
+	p, err := s.Project(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func mqttIDs(us []MQTTUser) []int64 {
