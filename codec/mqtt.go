@@ -55,7 +55,7 @@ func EscapeTopicID(id string) string {
 // literal, so that every dataPointID has exactly one topic and ACLs that
 // compare topics cannot be bypassed by spelling one differently.
 func UnescapeTopicID(level string) (string, error) {
-	if strings.IndexAny(level, "%/+#\x00") < 0 {
+	if !strings.ContainsAny(level, "%/+#\x00") {
 		return level, nil
 	}
 	var b strings.Builder
