@@ -204,7 +204,7 @@ func (o mqttObservation) decode() (TimeValue, error) {
 	if err := json.Unmarshal(rawTime, &ts); err != nil {
 		return TimeValue{}, errors.New("time must be an RFC 3339 string")
 	}
-	t, err := parseRFC3339(ts)
+	t, err := ParseRFC3339(ts)
 	if err != nil {
 		return TimeValue{}, fmt.Errorf("time %q is not RFC 3339", clipText(ts))
 	}
@@ -216,17 +216,6 @@ func (o mqttObservation) decode() (TimeValue, error) {
 		return TimeValue{}, errors.New("value is out of the range of a 64-bit float")
 	}
 	return TimeValue{Time: t, Value: v}, nil
-}
-
-// parseRFC3339 parses an RFC 3339 time. RFC 3339 lets the T and Z be
-// lowercase (section 5.6), which Go's layout does not; no other letter is
-// valid, so upper-casing the whole is safe.
-func parseRFC3339(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil && strings.ContainsAny(s, "tz") {
-		t, err = time.Parse(time.RFC3339Nano, strings.ToUpper(s))
-	}
-	return t, err
 }
 
 // jsonProblem turns a decoding error into a short reason that holds no
