@@ -8,7 +8,9 @@
 #           postgres), from which bdp starts its embedded database
 #   --test  what `make test` needs: the above, plus chromium and
 #           chromium-driver for the browser tests, java and maven for the
-#           Kafka test broker, python3 with venv for the Python tests
+#           Kafka test broker, python3 with venv for the Python tests,
+#           mosquitto (with its dynamic-security plugin) for the external
+#           MQTT broker tests
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
 #   --bench what the benchmark scripts need: the above for --run, plus wrk
 #           and curl
@@ -58,6 +60,9 @@ if [ "$want_test" = 1 ]; then
 	# The Kafka test broker (scripts/kafka.sh): Java 17+ and Maven.
 	command -v java >/dev/null 2>&1 || pkgs+=(default-jre-headless)
 	command -v mvn >/dev/null 2>&1 || pkgs+=(maven)
+	# The external MQTT broker tests (mqtt/mosquittotest) run Debian's
+	# mosquitto 2 with the dynamic-security plugin, which it ships.
+	[ -x /usr/sbin/mosquitto ] || pkgs+=(mosquitto)
 	# The Python tests (make test-python, test-api) run in a virtualenv;
 	# Debian's python3 makes one only with python3-venv (ensurepip).
 	if ! command -v python3 >/dev/null 2>&1; then
