@@ -1,0 +1,293 @@
+package mqtt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// External is the MQTT layer when an external broker (Mosquitto 2 with its
+// dynamic-security plugin) serves the clients instead of the embedded one:
+// BDP_MQTT_EXTERNAL. bdp holds one MQTT 5 connection to it as the admin
+// client and through it
+//   - keeps every MQTT user of mqtt_users in the plugin: a client with its
+//     password and a role with its ACLs (external_users.go);
+//   - publishes live data (Publish), marked as bdp's own;
+//   - ingests what gateways publish to project/+/datapoint/# through a
+//     shared subscription, acknowledging a QoS 1 message only once stored
+//     (external_ingest.go).
+//
+// MQTT 5, not 3.1.1, because a node must recognise live data published by
+// any node (its own or another's) on the very topics it ingests from:
+// MQTT 3.1.1 says nothing about who published a message, and No Local is
+// not allowed on a shared subscription. Live data carries the user
+// property liveMarker; a publish with it is never ingested.
+type External struct {
+	cfg    ExternalConfig
+	log    *slog.Logger
+	cm     *autopaho.ConnectionManager
+	ds     *dynsec
+	ingest *externalIngest
+	users  *externalUsers
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	firstUp atomic.Bool // the first connection was made (StartExternal syncs after it)
+
+	mu   sync.Mutex
+	subs map[string]func(topic string, payload []byte) // Subscribe's handlers by filter
+}
+
+// ExternalConfig configures External.
+type ExternalConfig struct {
+	URL           string // tcp://host:port (BDP_MQTT_EXTERNAL)
+	AdminUser     string // a client of the plugin with every right (BDP_MQTT_ADMIN_USER)
+	AdminPassword string
+	// ClientID names bdp's session at the broker; persistent (a restart
+	// picks up what was queued for it). Each node needs its own; the
+	// default is bdp-{hostname}.
+	ClientID string
+	Store    *store.Store
+	// Sink stores ingested observations; nil: no ingestion.
+	Sink   pipeline.Sink
+	Logger *slog.Logger
+	Now    func() time.Time // the clock of expiry; time.Now when nil
+}
+
+// liveMarker is the MQTT 5 user property on every publish of live data.
+const liveMarker = "bdp-live"
+
+// sessionExpiry keeps bdp's session (its shared subscription and what is
+// queued for it) at the broker across a restart of bdp of up to a day.
+const sessionExpiry = 24 * 60 * 60
+
+// StartExternal connects to the broker (waiting up to connectTimeout for
+// the first connection), brings the plugin's clients and roles in line
+// with mqtt_users, and starts following changes. Close stops it.
+func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
+	const connectTimeout = 30 * time.Second
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "tcp" && u.Scheme != "mqtt") {
+		return nil, fmt.Errorf("external MQTT broker %q: want tcp://host:port", cfg.URL)
+	}
+	if cfg.AdminUser == "" || cfg.AdminPassword == "" {
+		return nil, errors.New("external MQTT broker: the admin user and password are required")
+	}
+	if cfg.ClientID == "" {
+		host, _ := os.Hostname()
+		cfg.ClientID = "bdp-" + host
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), subs: map[string]func(string, []byte){}}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.ds = newDynsec(e.publishRaw)
+	e.users = newExternalUsers(e)
+	if cfg.Sink != nil {
+		e.ingest = newExternalIngest(e, cfg.Sink)
+	}
+	up := make(chan struct{}, 1)
+	e.cm, err = autopaho.NewConnection(e.ctx, autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{u},
+		KeepAlive:                     20,
+		CleanStartOnInitialConnection: false,
+		SessionExpiryInterval:         sessionExpiry,
+		ReconnectBackoff:              autopaho.NewExponentialBackoff(100*time.Millisecond, 5*time.Second, 250*time.Millisecond, 2),
+		ConnectUsername:               cfg.AdminUser,
+		ConnectPassword:               []byte(cfg.AdminPassword),
+		ConnectPacketBuilder: func(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			if c.Properties == nil {
+				c.Properties = &paho.ConnectProperties{}
+			}
+			// Ingestion acknowledges after storing: let enough messages be
+			// in flight to fill the Batcher.
+			recvMax := uint16(4096)
+			c.Properties.ReceiveMaximum = &recvMax
+			return c, nil
+		},
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			e.wg.Add(1)
+			go func() {
+				defer e.wg.Done()
+				e.connectionUp(cm)
+				select {
+				case up <- struct{}{}:
+				default:
+				}
+			}()
+		},
+		OnConnectError: func(err error) { e.log.Warn("connect to the external MQTT broker", "err", err) },
+		ClientConfig: paho.ClientConfig{
+			ClientID:                   cfg.ClientID,
+			EnableManualAcknowledgment: true,
+			SendAcksInterval:           2 * time.Millisecond,
+			OnPublishReceived:          []func(paho.PublishReceived) (bool, error){e.received},
+		},
+	})
+	if err != nil {
+		e.cancel()
+		return nil, fmt.Errorf("external MQTT broker: %w", err)
+	}
+	wait, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	select {
+	case <-up:
+	case <-wait.Done():
+		e.Close()
+		return nil, fmt.Errorf("external MQTT broker %s: no connection as %s within %s (see the log for why)", cfg.URL, cfg.AdminUser, connectTimeout)
+	}
+	if err := e.users.start(wait); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// connectionUp (re)subscribes after every connection: the response topic
+// of the plugin, the ingestion subscription and Subscribe's filters. The
+// persistent session would keep them, but a broker that lost its state
+// would not.
+func (e *External) connectionUp(cm *autopaho.ConnectionManager) {
+	subs := []paho.SubscribeOptions{{Topic: dynsecResponseTopic, QoS: 1}}
+	if e.ingest != nil {
+		subs = append(subs, paho.SubscribeOptions{Topic: ingestShare, QoS: 1})
+	}
+	e.mu.Lock()
+	for f := range e.subs {
+		subs = append(subs, paho.SubscribeOptions{Topic: f, QoS: 1})
+	}
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs}); err != nil {
+		e.log.Error("subscribe at the external MQTT broker", "err", err)
+	}
+	if !e.firstUp.CompareAndSwap(false, true) {
+		e.users.resync() // what changed while the connection was down
+	}
+}
+
+// received routes one incoming publish. Every path acknowledges it; an
+// ingested one only once stored.
+func (e *External) received(pr paho.PublishReceived) (bool, error) {
+	p := pr.Packet
+	ack := func() { _ = pr.Client.Ack(p) }
+	switch {
+	case p.Topic == dynsecResponseTopic:
+		ack()
+		e.ds.received(p.Payload)
+	case e.ingest != nil && strings.HasPrefix(p.Topic, "project/"):
+		if p.Properties != nil && p.Properties.User.Get(liveMarker) != "" {
+			ack() // live data of some bdp node: stored already
+			break
+		}
+		e.ingest.take(p.Topic, p.Payload, ack)
+	default:
+		ack()
+	}
+	e.mu.Lock()
+	var handlers []func(string, []byte)
+	for f, h := range e.subs {
+		if topicMatches(f, p.Topic) {
+			handlers = append(handlers, h)
+		}
+	}
+	e.mu.Unlock()
+	for _, h := range handlers {
+		h(p.Topic, p.Payload)
+	}
+	return true, nil
+}
+
+// Publish sends live data (or any platform message) at QoS 1 and waits
+// for the broker's acknowledgement. It is marked as bdp's own, so that no
+// node ingests it.
+func (e *External) Publish(ctx context.Context, topic string, payload []byte) error {
+	if _, err := e.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload,
+		Properties: &paho.PublishProperties{User: paho.UserProperties{{Key: liveMarker, Value: "1"}}}}); err != nil {
+		return fmt.Errorf("publish to %s: %w", topic, err)
+	}
+	e.users.sawTopic(topic)
+	return nil
+}
+
+// publishRaw publishes without the marker: commands of the plugin.
+func (e *External) publishRaw(ctx context.Context, topic string, payload []byte) error {
+	_, err := e.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload})
+	return err
+}
+
+// Subscribe calls handle with every message on filter (at QoS 1) until
+// Close; handle runs on the connection's goroutine and must not block.
+func (e *External) Subscribe(ctx context.Context, filter string, handle func(topic string, payload []byte)) error {
+	e.mu.Lock()
+	e.subs[filter] = handle
+	e.mu.Unlock()
+	if _, err := e.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
+		return fmt.Errorf("subscribe to %s: %w", filter, err)
+	}
+	return nil
+}
+
+// Addresses names the broker clients connect to, for addresses.json.
+func (e *External) Addresses() map[string]string {
+	return map[string]string{"mqtt_external": e.cfg.URL}
+}
+
+// Close stops following changes, lets ingestion finish what it holds,
+// and disconnects (the session stays at the broker for the next start).
+func (e *External) Close() error {
+	e.cancel()
+	if e.ingest != nil {
+		e.ingest.close()
+	}
+	e.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if e.cm != nil {
+		_ = e.cm.Disconnect(ctx)
+		<-e.cm.Done()
+	}
+	return nil
+}
+
+// topicMatches tells whether topic matches an MQTT filter.
+func topicMatches(filter, topic string) bool {
+	f, t := strings.Split(filter, "/"), strings.Split(topic, "/")
+	for i, level := range f {
+		if level == "#" {
+			return true
+		}
+		if i >= len(t) || level != "+" && level != t[i] {
+			return false
+		}
+	}
+	return len(f) == len(t)
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,425 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openbdp/bdp/codec"
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/rbac"
+	"github.com/openbdp/bdp/store"
+)
+
+// externalUsers keeps the plugin's clients and roles in line with
+// mqtt_users. Each MQTT user is a client (its username, its password, the
+// textdescription dynsecManaged) with one role of its own, rolePrefix+id,
+// whose ACLs are what the user may do now:
+//   - subscribePattern on its tree (project/{p}/# or edge/{p}/#);
+//   - publishClientReceive on each datapoint topic its creator may read
+//     (TagAuths, rbac.DatapointAccess), or on project/{p}/datapoint/# when
+//     the creator holds a company role of the project's company;
+//   - publishClientSend, for a write user, likewise on what the creator
+//     may write;
+//   - edge credentials: all three on edge/{p}/#.
+//
+// The plugin's default access denies everything else, receiving included.
+//
+// Passwords: bdp keeps only an argon2id hash, and the plugin hashes a
+// password itself, so the plaintext must reach it when the API has it:
+// SetPassword, called by the HTTP layer right after storing a new or
+// changed password (and before answering). It is never written anywhere.
+// A user whose client is missing from the plugin (the broker lost its
+// state) cannot log in until its password is set again.
+//
+// Everything else follows notices: a changed or deleted MQTT user
+// (bdp_mqtt_users), a change of users or roles (bdp_credentials, which
+// may change what a creator reaches), a datapoint seen for the first
+// time in live data, and every reconnection; each leads to a sync.
+type externalUsers struct {
+	e       *External
+	catalog *rbac.Catalog
+	kick    chan struct{} // capacity 1: a full sync is due
+	rearm   chan struct{} // capacity 1: the next expiry may have moved
+
+	mu       sync.Mutex
+	topics   map[string]struct{} // datapoint topics known to the last sync
+	projects map[int64]bool      // projects with MQTT users at the last sync
+}
+
+// rolePrefix names the role of each MQTT user: rolePrefix + its id.
+const rolePrefix = "bdp-mqttuser-"
+
+func newExternalUsers(e *External) *externalUsers {
+	return &externalUsers{e: e, catalog: rbac.NewCatalog(nil), kick: make(chan struct{}, 1),
+		rearm: make(chan struct{}, 1), topics: map[string]struct{}{}, projects: map[int64]bool{}}
+}
+
+func roleOf(id int64) string { return rolePrefix + strconv.FormatInt(id, 10) }
+
+// start makes the first full sync and starts following changes.
+func (x *externalUsers) start(ctx context.Context) error {
+	if err := x.syncAll(ctx, true); err != nil {
+		return fmt.Errorf("external MQTT broker: sync MQTT users: %w", err)
+	}
+	e := x.e
+	e.wg.Add(4)
+	go func() { defer e.wg.Done(); x.syncLoop() }()
+	go func() { defer e.wg.Done(); x.expiryLoop() }()
+	go func() {
+		defer e.wg.Done()
+		e.cfg.Store.ListenMQTTUsersChanged(e.ctx, func(int64) { x.resync(); x.signal(x.rearm) })
+	}()
+	go func() {
+		defer e.wg.Done()
+		e.cfg.Store.ListenCredentialsChanged(e.ctx, func(store.AccessChange) { x.resync() })
+	}()
+	return nil
+}
+
+func (x *externalUsers) signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// resync asks for a full sync; many asks while one runs make one more.
+func (x *externalUsers) resync() { x.signal(x.kick) }
+
+// sawTopic notices a datapoint that may be new: its project's roles may
+// have to list it.
+func (x *externalUsers) sawTopic(topic string) {
+	x.mu.Lock()
+	_, known := x.topics[topic]
+	if !known {
+		x.topics[topic] = struct{}{}
+	}
+	x.mu.Unlock()
+	if known {
+		return
+	}
+	if pid, _, err := codec.ParseDatapointTopic(topic); err == nil {
+		x.mu.Lock()
+		has := x.projects[pid]
+		x.mu.Unlock()
+		if has {
+			x.resync()
+		}
+	}
+}
+
+func (x *externalUsers) syncLoop() {
+	for {
+		select {
+		case <-x.e.ctx.Done():
+			return
+		case <-x.kick:
+		}
+		ctx, cancel := context.WithTimeout(x.e.ctx, time.Minute)
+		err := x.syncAll(ctx, false)
+		cancel()
+		if err != nil && x.e.ctx.Err() == nil {
+			x.e.log.Error("sync MQTT users to the external broker; retrying in 1 s", "err", err)
+			time.AfterFunc(time.Second, x.resync)
+		}
+	}
+}
+
+// syncAll brings every client and role bdp manages in line with
+// mqtt_users. The plugin's clients are listed before the users are read,
+// so a user created meanwhile (its row committed before its client is
+// made) is never taken for a stale client.
+func (x *externalUsers) syncAll(ctx context.Context, first bool) error {
+	ds := x.e.ds
+	answers, err := ds.Do(ctx, dsSetDefaultACLAccess(), dsListClients(), dsListRoles())
+	if err != nil {
+		return err
+	}
+	for _, a := range answers {
+		if err := a.Err(); err != nil {
+			return err
+		}
+	}
+	var clients struct {
+		Clients []struct {
+			Username        string `json:"username"`
+			TextDescription string `json:"textdescription"`
+		} `json:"clients"`
+	}
+	var roles struct {
+		Roles []string `json:"roles"`
+	}
+	if err := json.Unmarshal(answers[1].Data, &clients); err != nil {
+		return fmt.Errorf("read the plugin's clients: %w", err)
+	}
+	if err := json.Unmarshal(answers[2].Data, &roles); err != nil {
+		return fmt.Errorf("read the plugin's roles: %w", err)
+	}
+	users, err := x.e.cfg.Store.AllMQTTUsers(ctx)
+	if err != nil {
+		return err
+	}
+	byName, byRole := map[string]bool{}, map[string]bool{}
+	for _, u := range users {
+		byName[u.Username], byRole[roleOf(u.ID)] = true, true
+	}
+	var stale []DynsecCommand
+	present := map[string]bool{}
+	for _, c := range clients.Clients {
+		present[c.Username] = true
+		if c.TextDescription == dynsecManaged && !byName[c.Username] {
+			stale = append(stale, dsDeleteClient(c.Username)) // disconnects it
+		}
+	}
+	for _, r := range roles.Roles {
+		if strings.HasPrefix(r, rolePrefix) && !byRole[r] {
+			stale = append(stale, dsDeleteRole(r))
+		}
+	}
+	if err := x.runIgnoring(ctx, stale, dynsecClientNotFound, dynsecRoleNotFound); err != nil {
+		return err
+	}
+	for _, u := range users {
+		// Only at start: later a user's notice may come before its client.
+		if first && !present[u.Username] {
+			x.e.log.Warn("MQTT user has no client at the external broker (its state was lost?); it can log in once its password is set again",
+				"mqtt_user", u.ID, "username", u.Username)
+		}
+	}
+	return x.syncRoles(ctx, users)
+}
+
+// runIgnoring runs commands, taking the refusals named as success.
+func (x *externalUsers) runIgnoring(ctx context.Context, cmds []DynsecCommand, fine ...string) error {
+	answers, err := x.e.ds.Do(ctx, cmds...)
+	if err != nil {
+		return err
+	}
+	for _, a := range answers {
+		if err := a.Err(); err != nil && !fineError(err, fine) {
+			return err
+		}
+	}
+	return nil
+}
+
+func fineError(err error, fine []string) bool {
+	for _, f := range fine {
+		if dynsecIs(err, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// syncRoles makes each user's role hold exactly the ACLs it should now.
+func (x *externalUsers) syncRoles(ctx context.Context, users []store.MQTTUser) error {
+	if len(users) == 0 {
+		x.remember(nil, nil)
+		return nil
+	}
+	want, topics, err := x.wantedACLs(ctx, users)
+	if err != nil {
+		return err
+	}
+	var cmds []DynsecCommand
+	for _, u := range users {
+		cmds = append(cmds, dsCreateRole(roleOf(u.ID)))
+	}
+	if err := x.runIgnoring(ctx, cmds, dynsecRoleExists); err != nil {
+		return err
+	}
+	cmds = cmds[:0]
+	for _, u := range users {
+		cmds = append(cmds, dsGetRole(roleOf(u.ID)))
+	}
+	answers, err := x.e.ds.Do(ctx, cmds...)
+	if err != nil {
+		return err
+	}
+	var changes []DynsecCommand
+	for i, u := range users {
+		if err := answers[i].Err(); err != nil {
+			return err
+		}
+		var got struct {
+			Role struct {
+				ACLs []dynsecACL `json:"acls"`
+			} `json:"role"`
+		}
+		if err := json.Unmarshal(answers[i].Data, &got); err != nil {
+			return fmt.Errorf("read role %s: %w", roleOf(u.ID), err)
+		}
+		has := map[dynsecACL]bool{}
+		for _, a := range got.Role.ACLs {
+			has[a] = true
+			if !want[u.ID][a] {
+				changes = append(changes, dsRemoveRoleACL(roleOf(u.ID), a))
+			}
+		}
+		for a := range want[u.ID] {
+			if !has[a] {
+				changes = append(changes, dsAddRoleACL(roleOf(u.ID), a))
+			}
+		}
+	}
+	if err := x.runIgnoring(ctx, changes, dynsecACLNotFound, dynsecACLExists); err != nil {
+		return err
+	}
+	x.remember(users, topics)
+	return nil
+}
+
+// remember notes the projects with MQTT users and their datapoint topics,
+// so that live data on a topic not among them leads to a sync.
+func (x *externalUsers) remember(users []store.MQTTUser, topics []string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	clear(x.projects)
+	for _, u := range users {
+		x.projects[u.ProjectID] = true
+	}
+	for _, t := range topics {
+		x.topics[t] = struct{}{}
+	}
+}
+
+// wantedACLs computes each user's ACLs from its creator's access now, and
+// returns the datapoint topics of the users' projects.
+func (x *externalUsers) wantedACLs(ctx context.Context, users []store.MQTTUser) (map[int64]map[dynsecACL]bool, []string, error) {
+	st := x.e.cfg.Store
+	perms := map[int64]*rbac.Permissions{}
+	datapoints := map[int64][]rbac.Datapoint{}
+	var topics []string
+	want := map[int64]map[dynsecACL]bool{}
+	for _, u := range users {
+		acls := map[dynsecACL]bool{}
+		want[u.ID] = acls
+		tree := Account{ProjectID: u.ProjectID, Edge: u.Edge}.TopicFilter()
+		acls[dynsecACL{"subscribePattern", tree}] = true
+		if u.Edge {
+			acls[dynsecACL{"publishClientSend", tree}] = true
+			acls[dynsecACL{"publishClientReceive", tree}] = true
+			continue
+		}
+		if u.CreatedBy == 0 {
+			continue // the creator is gone: nothing to receive
+		}
+		p, ok := perms[u.CreatedBy]
+		if !ok {
+			pr, err := st.Principal(ctx, u.CreatedBy)
+			if err != nil && !fault.Is(err, fault.NotFound) {
+				return nil, nil, fmt.Errorf("roles of user %d: %w", u.CreatedBy, err)
+			}
+			if err == nil {
+				p = rbac.Compute(x.catalog, pr)
+			}
+			perms[u.CreatedBy] = p
+		}
+		if p == nil {
+			continue
+		}
+		write := u.Rights == store.MQTTWrite
+		if p.HasCompanyRole() && p.CompanyID == u.CompanyID {
+			all := codec.ProjectTopicPrefix(u.ProjectID) + "datapoint/#"
+			acls[dynsecACL{"publishClientReceive", all}] = true
+			if write {
+				acls[dynsecACL{"publishClientSend", all}] = true
+			}
+			continue
+		}
+		dps, ok := datapoints[u.ProjectID]
+		if !ok {
+			list, err := st.ProjectDatapoints(ctx, u.ProjectID, nil)
+			if err != nil {
+				return nil, nil, fmt.Errorf("datapoints of project %d: %w", u.ProjectID, err)
+			}
+			for _, d := range list {
+				dps = append(dps, rbac.Datapoint{ID: d.ID, Tags: d.Tags})
+				topics = append(topics, codec.DatapointTopic(u.ProjectID, d.ID))
+			}
+			datapoints[u.ProjectID] = dps
+		}
+		for _, d := range dps {
+			a := p.DatapointAccess(u.ProjectID, d)
+			topic := codec.DatapointTopic(u.ProjectID, d.ID)
+			if a.Read {
+				acls[dynsecACL{"publishClientReceive", topic}] = true
+			}
+			if write && a.Write {
+				acls[dynsecACL{"publishClientSend", topic}] = true
+			}
+		}
+	}
+	return want, topics, nil
+}
+
+// SetPassword hands a new or changed password of an MQTT user to the
+// broker: the client is made anew with it (deleting it first disconnects
+// every session of the old password) and its role brought up to date.
+// The HTTP layer calls it after storing the password and before
+// answering, so that the answer means the password works.
+func (e *External) SetPassword(ctx context.Context, u store.MQTTUser, password string) error {
+	x := e.users
+	err := x.runIgnoring(ctx, []DynsecCommand{dsCreateRole(roleOf(u.ID)), dsDeleteClient(u.Username)},
+		dynsecRoleExists, dynsecClientNotFound)
+	if err == nil {
+		err = e.ds.Run(ctx, dsCreateClient(u.Username, password, roleOf(u.ID), "bdp MQTT user "+strconv.FormatInt(u.ID, 10)))
+	}
+	if err == nil {
+		err = x.syncRoles(ctx, []store.MQTTUser{u})
+	}
+	if err != nil {
+		return fault.Wrap(fault.Unavailable, err, "the external MQTT broker did not take the password")
+	}
+	return nil
+}
+
+// expiryLoop removes each MQTT user when its validity ends (one timer for
+// the next expiry) and deletes its client, which disconnects it.
+func (x *externalUsers) expiryLoop() {
+	e := x.e
+	for {
+		wait := time.Hour
+		next, ok, err := e.cfg.Store.NextMQTTUserExpiry(e.ctx)
+		switch {
+		case err != nil:
+			if e.ctx.Err() != nil {
+				return
+			}
+			e.log.Warn("next MQTT user expiry", "err", err)
+			wait = time.Second
+		case ok:
+			wait = max(next.Sub(e.cfg.Now()), 0)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-e.ctx.Done():
+			timer.Stop()
+			return
+		case <-x.rearm:
+			timer.Stop()
+			continue
+		case <-timer.C:
+		}
+		expired, err := e.cfg.Store.DeleteExpiredMQTTUsers(e.ctx, e.cfg.Now())
+		if err != nil {
+			continue
+		}
+		var cmds []DynsecCommand
+		for _, u := range expired {
+			cmds = append(cmds, dsDeleteClient(u.Username), dsDeleteRole(roleOf(u.ID)))
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		if err := x.runIgnoring(ctx, cmds, dynsecClientNotFound, dynsecRoleNotFound); err != nil && e.ctx.Err() == nil {
+			e.log.Error("delete expired MQTT users at the external broker", "err", err)
+			x.resync()
+		}
+		cancel()
+	}
+}
