@@ -52,8 +52,12 @@ type External struct {
 	firstUp atomic.Bool // the first connection was made (StartExternal syncs after it)
 
 	mu   sync.Mutex
-	subs map[string]func(topic string, payload []byte) // Subscribe's handlers by filter
+	subs map[string]map[string]func(topic string, payload []byte) // Subscribe's handlers by filter and id
+
+	pub *externalPublisher
 }
+
+var _ Broker = (*External)(nil)
 
 // ExternalConfig configures External.
 type ExternalConfig struct {
@@ -100,9 +104,10 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), subs: map[string]func(string, []byte){}}
+	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), subs: map[string]map[string]func(string, []byte){}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.ds = newDynsec(e.publishRaw)
+	e.pub = newExternalPublisher(e)
 	e.users = newExternalUsers(e)
 	if cfg.Sink != nil {
 		e.ingest = newExternalIngest(e, cfg.Sink)
@@ -154,11 +159,11 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	select {
 	case <-up:
 	case <-wait.Done():
-		e.Close()
+		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("external MQTT broker %s: no connection as %s within %s (see the log for why)", cfg.URL, cfg.AdminUser, connectTimeout)
 	}
 	if err := e.users.start(wait); err != nil {
-		e.Close()
+		_ = e.Close(context.Background())
 		return nil, err
 	}
 	return e, nil
@@ -208,9 +213,11 @@ func (e *External) received(pr paho.PublishReceived) (bool, error) {
 	}
 	e.mu.Lock()
 	var handlers []func(string, []byte)
-	for f, h := range e.subs {
+	for f, hs := range e.subs {
 		if topicMatches(f, p.Topic) {
-			handlers = append(handlers, h)
+			for _, h := range hs {
+				handlers = append(handlers, h)
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -220,16 +227,14 @@ func (e *External) received(pr paho.PublishReceived) (bool, error) {
 	return true, nil
 }
 
-// Publish sends live data (or any platform message) at QoS 1 and waits
-// for the broker's acknowledgement. It is marked as bdp's own, so that no
-// node ingests it.
-func (e *External) Publish(ctx context.Context, topic string, payload []byte) error {
-	if _, err := e.cm.Publish(ctx, &paho.Publish{QoS: 1, Topic: topic, Payload: payload,
-		Properties: &paho.PublishProperties{User: paho.UserProperties{{Key: liveMarker, Value: "1"}}}}); err != nil {
-		return fmt.Errorf("publish to %s: %w", topic, err)
-	}
-	e.users.sawTopic(topic)
-	return nil
+// Publish queues a message of the platform (live data) for the broker and
+// returns; the publishing goroutines send it at qos, waiting for the
+// broker's acknowledgement, in order per topic. It is marked as bdp's own,
+// so that no node ingests it. A full queue refuses it
+// (ErrPublishQueueFull): live data is best effort and its publisher counts
+// what it drops.
+func (e *External) Publish(topic string, payload []byte, qos byte) error {
+	return e.pub.enqueue(topic, payload, qos)
 }
 
 // publishRaw publishes without the marker: commands of the plugin.
@@ -238,16 +243,38 @@ func (e *External) publishRaw(ctx context.Context, topic string, payload []byte)
 	return err
 }
 
-// Subscribe calls handle with every message on filter (at QoS 1) until
-// Close; handle runs on the connection's goroutine and must not block.
-func (e *External) Subscribe(ctx context.Context, filter string, handle func(topic string, payload []byte)) error {
+// Subscribe calls handler with every message on filter (at QoS 1) until
+// unsubscribe; handler runs on the connection's goroutine and must not
+// block.
+func (e *External) Subscribe(filter string, handler func(topic string, payload []byte)) (func(), error) {
+	id := randomID()
 	e.mu.Lock()
-	e.subs[filter] = handle
-	e.mu.Unlock()
-	if _, err := e.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
-		return fmt.Errorf("subscribe to %s: %w", filter, err)
+	if e.subs[filter] == nil {
+		e.subs[filter] = map[string]func(string, []byte){}
 	}
-	return nil
+	e.subs[filter][id] = handler
+	e.mu.Unlock()
+	unsubscribe := func() {
+		e.mu.Lock()
+		delete(e.subs[filter], id)
+		last := len(e.subs[filter]) == 0
+		if last {
+			delete(e.subs, filter)
+		}
+		e.mu.Unlock()
+		if last {
+			ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+			defer cancel()
+			_, _ = e.cm.Unsubscribe(ctx, &paho.Unsubscribe{Topics: []string{filter}})
+		}
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := e.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
+		unsubscribe()
+		return nil, fmt.Errorf("subscribe to %s at the external MQTT broker: %w", filter, err)
+	}
+	return unsubscribe, nil
 }
 
 // Addresses names the broker clients connect to, for addresses.json.
@@ -255,21 +282,35 @@ func (e *External) Addresses() map[string]string {
 	return map[string]string{"mqtt_external": e.cfg.URL}
 }
 
-// Close stops following changes, lets ingestion finish what it holds,
-// and disconnects (the session stays at the broker for the next start).
-func (e *External) Close() error {
+// Close stops following changes and publishing, stops ingestion (what is
+// not stored yet is not acknowledged: the broker delivers it again to the
+// session, which it keeps for sessionExpiry) and disconnects, waiting at
+// most until ctx ends.
+func (e *External) Close(ctx context.Context) error {
 	e.cancel()
-	if e.ingest != nil {
-		e.ingest.close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.pub.close()
+		if e.ingest != nil {
+			e.ingest.close()
+		}
+		e.wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("close the external MQTT connection: %w", ctx.Err())
 	}
-	e.wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if e.cm != nil {
-		_ = e.cm.Disconnect(ctx)
-		<-e.cm.Done()
+	_ = e.cm.Disconnect(dctx)
+	select {
+	case <-e.cm.Done():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close the external MQTT connection: %w", ctx.Err())
 	}
-	return nil
 }
 
 // topicMatches tells whether topic matches an MQTT filter.

@@ -59,7 +59,7 @@ func (f *externalFixture) startExternal(t *testing.T, clientID string) *External
 	if err != nil {
 		t.Fatalf("start external: %v\n%s", err, f.broker.Log())
 	}
-	t.Cleanup(func() { _ = ext.Close() })
+	t.Cleanup(func() { _ = ext.Close(context.Background()) })
 	return ext
 }
 
@@ -347,7 +347,7 @@ func TestExternalUsersAuthAndACL(t *testing.T) {
 	// it, the other project's do not.
 	live := codec.DatapointTopic(pid, "up%load")
 	f.ingest(t, pid, "up%load")
-	if err := f.ext.Publish(context.Background(), live, []byte(`{"time":"2026-01-02T03:04:08Z","value":1}`)); err != nil {
+	if err := f.ext.Publish(live, []byte(`{"time":"2026-01-02T03:04:08Z","value":1}`), 1); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "live data reaches the read user", func() bool { return len(reader.received(live)) == 1 })
@@ -393,7 +393,7 @@ func TestExternalTagAuthFiltersWhatAReadUserReceives(t *testing.T) {
 		}
 	}
 	publish := func(id string) {
-		if err := f.ext.Publish(ctx, codec.DatapointTopic(pid, id), []byte(`{"time":"2026-01-02T03:04:05Z","value":1}`)); err != nil {
+		if err := f.ext.Publish(codec.DatapointTopic(pid, id), []byte(`{"time":"2026-01-02T03:04:05Z","value":1}`), 1); err != nil {
 			t.Fatal(err)
 		}
 	}

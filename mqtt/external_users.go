@@ -44,6 +44,7 @@ type externalUsers struct {
 	e       *External
 	catalog *rbac.Catalog
 	kick    chan struct{} // capacity 1: a full sync is due
+	syncMu  sync.Mutex    // held by a sync of roles
 	rearm   chan struct{} // capacity 1: the next expiry may have moved
 
 	mu       sync.Mutex
@@ -91,9 +92,10 @@ func (x *externalUsers) signal(ch chan struct{}) {
 // resync asks for a full sync; many asks while one runs make one more.
 func (x *externalUsers) resync() { x.signal(x.kick) }
 
-// sawTopic notices a datapoint that may be new: its project's roles may
-// have to list it.
-func (x *externalUsers) sawTopic(topic string) {
+// sawTopic notices a datapoint that may be new, before its first live
+// data goes out: when its project has MQTT users their roles are brought
+// up to date first, so that those who may read it receive that data too.
+func (x *externalUsers) sawTopic(ctx context.Context, topic string) {
 	x.mu.Lock()
 	_, known := x.topics[topic]
 	if !known {
@@ -103,13 +105,23 @@ func (x *externalUsers) sawTopic(topic string) {
 	if known {
 		return
 	}
-	if pid, _, err := codec.ParseDatapointTopic(topic); err == nil {
-		x.mu.Lock()
-		has := x.projects[pid]
-		x.mu.Unlock()
-		if has {
-			x.resync()
-		}
+	pid, _, err := codec.ParseDatapointTopic(topic)
+	if err != nil {
+		return
+	}
+	x.mu.Lock()
+	has := x.projects[pid]
+	x.mu.Unlock()
+	if !has {
+		return
+	}
+	users, err := x.e.cfg.Store.MQTTUsers(ctx, pid)
+	if err == nil {
+		err = x.syncRoles(ctx, users, false)
+	}
+	if err != nil && x.e.ctx.Err() == nil {
+		x.e.log.Warn("list a new datapoint in the roles of its project's MQTT users; syncing all", "topic", topic, "err", err)
+		x.resync()
 	}
 }
 
@@ -191,7 +203,7 @@ func (x *externalUsers) syncAll(ctx context.Context, first bool) error {
 				"mqtt_user", u.ID, "username", u.Username)
 		}
 	}
-	return x.syncRoles(ctx, users)
+	return x.syncRoles(ctx, users, true)
 }
 
 // runIgnoring runs commands, taking the refusals named as success.
@@ -217,10 +229,14 @@ func fineError(err error, fine []string) bool {
 	return false
 }
 
-// syncRoles makes each user's role hold exactly the ACLs it should now.
-func (x *externalUsers) syncRoles(ctx context.Context, users []store.MQTTUser) error {
+// syncRoles makes each user's role hold exactly the ACLs it should now;
+// all is true when users are all MQTT users. Syncs run one at a time: two
+// computed from different moments could otherwise undo each other.
+func (x *externalUsers) syncRoles(ctx context.Context, users []store.MQTTUser, all bool) error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	if len(users) == 0 {
-		x.remember(nil, nil)
+		x.remember(nil, nil, all)
 		return nil
 	}
 	want, topics, err := x.wantedACLs(ctx, users)
@@ -271,16 +287,18 @@ func (x *externalUsers) syncRoles(ctx context.Context, users []store.MQTTUser) e
 	if err := x.runIgnoring(ctx, changes, dynsecACLNotFound, dynsecACLExists); err != nil {
 		return err
 	}
-	x.remember(users, topics)
+	x.remember(users, topics, all)
 	return nil
 }
 
 // remember notes the projects with MQTT users and their datapoint topics,
 // so that live data on a topic not among them leads to a sync.
-func (x *externalUsers) remember(users []store.MQTTUser, topics []string) {
+func (x *externalUsers) remember(users []store.MQTTUser, topics []string, all bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	clear(x.projects)
+	if all {
+		clear(x.projects)
+	}
 	for _, u := range users {
 		x.projects[u.ProjectID] = true
 	}
@@ -372,7 +390,7 @@ func (e *External) SetPassword(ctx context.Context, u store.MQTTUser, password s
 		err = e.ds.Run(ctx, dsCreateClient(u.Username, password, roleOf(u.ID), "bdp MQTT user "+strconv.FormatInt(u.ID, 10)))
 	}
 	if err == nil {
-		err = x.syncRoles(ctx, []store.MQTTUser{u})
+		err = x.syncRoles(ctx, []store.MQTTUser{u}, false)
 	}
 	if err != nil {
 		return fault.Wrap(fault.Unavailable, err, "the external MQTT broker did not take the password")
