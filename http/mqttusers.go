@@ -174,6 +174,14 @@ func (s *Server) createMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.handOverMQTTPassword(c, u, *req.Password); err != nil {
+		// Nothing half-created: a user whose password the broker lacks
+		// could never log in.
+		if derr := s.store.DeleteMQTTUser(c.UserContext(), u.ProjectID, u.ID); derr != nil {
+			s.log.Error("remove an MQTT user the external broker did not take", "mqtt_user", u.ID, "err", derr)
+		}
+		return nil, err
+	}
 	return ok("create", mqttUserOf(u)), nil
 }
 
@@ -243,6 +251,11 @@ func (s *Server) updateMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Password != nil {
+		if err := s.handOverMQTTPassword(c, u, *req.Password); err != nil {
+			return nil, err
+		}
+	}
 	return ok("", mqttUserOf(u)), nil
 }
 
@@ -310,6 +323,21 @@ func (s *Server) putEdgeCredentials(c *fiber.Ctx, _ *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.handOverMQTTPassword(c, u, password); err != nil {
+		return nil, err
+	}
 	return ok("create", edgeCredentials{Username: u.Username, Password: password,
 		TopicPrefix: "edge/" + strconv.FormatInt(pid, 10) + "/"}), nil
+}
+
+// handOverMQTTPassword gives a stored MQTT password to an external broker
+// (Deps.MQTTPasswords) before the answer says it works. The password was
+// stored first, so a taken username never reaches the broker. When the
+// broker fails, a changed password is stored but not in force there: the
+// answer is 503 and the caller sets it again.
+func (s *Server) handOverMQTTPassword(c *fiber.Ctx, u store.MQTTUser, password string) error {
+	if s.mqttPW == nil {
+		return nil
+	}
+	return s.mqttPW.SetPassword(c.UserContext(), u, password)
 }

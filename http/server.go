@@ -60,6 +60,7 @@ type Server struct {
 	catalog *rbac.Catalog
 	routes  []*route // the /v2 routes with their persisted ids
 	hasher  *auth.Hasher
+	mqttPW  MQTTPasswords // nil: the embedded broker
 	tokens  *auth.Tokens
 	creds   *auth.CredentialCache
 	authz   *principalCache
@@ -88,6 +89,18 @@ type Deps struct {
 	// builds the server's own from Config.
 	Hasher   *auth.Hasher
 	Throttle *auth.Throttle
+	// MQTTPasswords, when set, takes every new or changed MQTT password:
+	// an external broker (BDP_MQTT_EXTERNAL) keeps passwords of its own
+	// and can only get them while the request has them. nil with the
+	// embedded broker, which verifies against mqtt_users.
+	MQTTPasswords MQTTPasswords
+}
+
+// MQTTPasswords hands an MQTT user's password to a broker that keeps its
+// own (mqtt.External); an error answers the request (the password may
+// not work there).
+type MQTTPasswords interface {
+	SetPassword(ctx context.Context, u store.MQTTUser, password string) error
 }
 
 // Ingest is the pipeline as the HTTP layer uses it.
@@ -128,6 +141,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		ingest: deps.Ingest,
 		engine: deps.Engine,
 		hasher: deps.Hasher,
+		mqttPW: deps.MQTTPasswords,
 		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
 	}

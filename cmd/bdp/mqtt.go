@@ -26,9 +26,19 @@ type mqttParts struct {
 // startMQTT runs the embedded broker on BDP_MQTT_ADDR (and
 // BDP_MQTT_WS_ADDR). The returned func closes it; runServe calls it after
 // the HTTP server has drained and before the pipeline stops.
+//
+// With BDP_MQTT_EXTERNAL it connects to that broker instead (mqtt.External)
+// and runs no broker of its own.
 func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(), error) {
-	b, err := mqtt.StartEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
-		mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry})
+	var b mqtt.Broker
+	var err error
+	if cfg.MQTTExternal != "" {
+		b, err = mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
+			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log})
+	} else {
+		b, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
+			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry})
+	}
 	if err != nil {
 		return nil, nil, err
 	}

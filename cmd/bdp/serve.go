@@ -17,6 +17,7 @@ import (
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
+	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
@@ -82,10 +83,17 @@ func runServe(ctx context.Context) error {
 	}
 	defer stopMQTT() // after the HTTP server has drained (below), before the engine and the pipeline stop
 
+	// An external broker keeps passwords of its own: the MQTT user routes
+	// hand each new one over (mqtt.External.SetPassword).
+	var mqttPasswords bdphttp.MQTTPasswords
+	if ext, ok := broker.(*mqtt.External); ok {
+		mqttPasswords = ext
+	}
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
-		CredentialTTL: cfg.CredentialTTL, Version: version,
-	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle})
+		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
+		MQTTPasswords: mqttPasswords})
 	if err != nil {
 		return err
 	}
