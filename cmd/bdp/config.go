@@ -48,6 +48,11 @@ type config struct {
 	LoginAccountFailures int
 	LoginAddressFailures int
 	LoginFailureWindow   time.Duration
+	// MQTTExternal is an external broker's URL (tcp://host:port): no
+	// embedded broker runs. Empty: the embedded broker.
+	MQTTExternal      string
+	MQTTAdminUser     string // the external broker's dynamic-security admin client
+	MQTTAdminPassword string
 }
 
 // configVars documents every variable with its default, for --help and
@@ -56,6 +61,9 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
 	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
 	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
+	{"BDP_MQTT_EXTERNAL", "", "external MQTT broker (Mosquitto 2 with its dynamic-security plugin) as tcp://host:port; set, no embedded broker runs and BDP_MQTT_ADDR, BDP_MQTT_WS_ADDR are unused"},
+	{"BDP_MQTT_ADMIN_USER", "", "the external broker's dynamic-security admin client, which bdp connects as; required with BDP_MQTT_EXTERNAL; no MQTT user may take the name"},
+	{"BDP_MQTT_ADMIN_PASSWORD", "", "its password; required with BDP_MQTT_EXTERNAL"},
 	{"BDP_S3_ADDR", "127.0.0.1:9000", "embedded object store listen address"},
 	{"BDP_DATA_DIR", "./data", "state directory: managed PostgreSQL, addresses.json"},
 	{"BDP_DATABASE_URL", "", "PostgreSQL URL; empty runs a managed cluster under BDP_DATA_DIR/postgres"},
@@ -111,6 +119,24 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.MQTTWSAddr = get("BDP_MQTT_WS_ADDR"); c.MQTTWSAddr != "" {
 		if err := checkAddr(c.MQTTWSAddr); err != nil {
 			bad("BDP_MQTT_WS_ADDR", err)
+		}
+	}
+	c.MQTTExternal, c.MQTTAdminUser, c.MQTTAdminPassword = get("BDP_MQTT_EXTERNAL"), get("BDP_MQTT_ADMIN_USER"), getenv("BDP_MQTT_ADMIN_PASSWORD")
+	if c.MQTTExternal != "" {
+		if err := checkMQTTURL(c.MQTTExternal); err != nil {
+			bad("BDP_MQTT_EXTERNAL", err)
+		}
+		if c.MQTTAdminUser == "" {
+			bad("BDP_MQTT_ADMIN_USER", errors.New("is required with BDP_MQTT_EXTERNAL"))
+		}
+		if c.MQTTAdminPassword == "" {
+			bad("BDP_MQTT_ADMIN_PASSWORD", errors.New("is required with BDP_MQTT_EXTERNAL"))
+		}
+	} else {
+		for _, name := range []string{"BDP_MQTT_ADMIN_USER", "BDP_MQTT_ADMIN_PASSWORD"} {
+			if getenv(name) != "" {
+				bad(name, errors.New("is used only with BDP_MQTT_EXTERNAL, which is not set"))
+			}
 		}
 	}
 	c.DataDir = get("BDP_DATA_DIR")
@@ -209,7 +235,27 @@ func loadConfig(getenv func(string) string) (config, error) {
 var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,245}$`)
 
 // secretVars are the variables whose values an error must not repeat.
-var secretVars = map[string]bool{"BDP_DATABASE_URL": true, "BDP_OPERATOR_TOKEN": true, "BDP_TOKEN_SECRET": true}
+var secretVars = map[string]bool{"BDP_DATABASE_URL": true, "BDP_OPERATOR_TOKEN": true, "BDP_TOKEN_SECRET": true,
+	"BDP_MQTT_ADMIN_PASSWORD": true}
+
+// checkMQTTURL accepts tcp://host:port (or mqtt://), nothing more.
+func checkMQTTURL(s string) error {
+	rest, ok := strings.CutPrefix(s, "tcp://")
+	if !ok {
+		rest, ok = strings.CutPrefix(s, "mqtt://")
+	}
+	if !ok {
+		return errors.New("must be tcp://host:port")
+	}
+	host, port, err := net.SplitHostPort(rest)
+	if err != nil || host == "" {
+		return errors.New("must be tcp://host:port")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return errors.New("port must be 1 to 65535")
+	}
+	return nil
+}
 
 func checkAddr(a string) error {
 	host, port, err := net.SplitHostPort(a)
