@@ -56,6 +56,9 @@ const (
 	MaxSessionExpiry = time.Hour
 )
 
+// listenWait is how long Serve waits for the change watch to listen.
+const listenWait = 10 * time.Second
+
 // Config configures the embedded broker.
 type Config struct {
 	Addr   string // TCP listen address; port 0 picks a free port
@@ -98,13 +101,17 @@ type Embedded struct {
 	// password, so timing does not tell which usernames exist.
 	dummyHash string
 
-	rearm   chan struct{} // wakes the expiry timer after a change
-	subIDs  atomic.Int64  // inline subscription ids
-	stop    context.CancelFunc
-	running sync.WaitGroup // the expiry timer and the change listener
-	served  atomic.Bool
-	closing sync.Once
-	closed  chan struct{} // closed when Close has finished
+	rearm chan struct{} // wakes the expiry timer after a change
+	// listening is closed when the change watch first listens, so a
+	// change committed after Serve returns is not missed.
+	listening     chan struct{}
+	listeningOnce sync.Once
+	subIDs        atomic.Int64 // inline subscription ids
+	stop          context.CancelFunc
+	running       sync.WaitGroup // the expiry timer and the change listener
+	served        atomic.Bool
+	closing       sync.Once
+	closed        chan struct{} // closed when Close has finished
 }
 
 var _ Broker = (*Embedded)(nil)
@@ -138,7 +145,7 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	}
 	e := &Embedded{cfg: cfg, deps: deps, log: log, dummyHash: dummy, expired: newExpiredUsers(),
 		creds: auth.NewCredentialCache([]byte(randomPassword()), cfg.CredentialTTL, cfg.Now), rearm: make(chan struct{}, 1),
-		closed: make(chan struct{})}
+		listening: make(chan struct{}), closed: make(chan struct{})}
 
 	caps := mochi.NewDefaultServerCapabilities()
 	caps.MaximumPacketSize = cfg.MaxPacketSize
@@ -209,6 +216,14 @@ func (e *Embedded) Serve() error {
 		cancel()
 		e.running.Wait()
 		return err
+	}
+	// Until the watch listens, a change would go unseen (its first
+	// notice re-reads everything anyway); a database that does not answer
+	// does not hold up the start.
+	select {
+	case <-e.listening:
+	case <-time.After(listenWait):
+		e.log.Warn("mqtt: not yet listening for changes of MQTT users", slog.Duration("waited", listenWait))
 	}
 	e.log.Info("mqtt broker serving", slog.Any("addresses", e.Addresses()))
 	return nil

@@ -92,9 +92,12 @@ func (e *Embedded) rearmExpiry() {
 // changed follows a committed change of an MQTT user (any process): the
 // expiry timer is re-armed, the user's cached credentials are forgotten,
 // and its sessions end when the user is gone, its password changed or its
-// rights shrank. id 0 (notifications may have been missed) does this for
-// every user with a session.
+// rights shrank. id 0 (the watch started listening; notifications may
+// have been missed) does this for every user with a session.
 func (e *Embedded) changed(id int64) {
+	if id == 0 {
+		e.listeningOnce.Do(func() { close(e.listening) })
+	}
 	e.rearmExpiry()
 	users := e.sessions.users()
 	if id == 0 {

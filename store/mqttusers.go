@@ -188,10 +188,12 @@ func (s *Store) DeleteExpiredMQTTUsers(ctx context.Context, now time.Time) ([]MQ
 
 // ListenMQTTUsersChanged calls changed with the id of every MQTT user
 // inserted, changed or deleted (by any process, once committed) until ctx
-// ends. After a lost connection is made anew it calls changed(0): any
-// user may have changed in the gap. changed runs on this goroutine.
+// ends. Each time it starts listening, the first time included, it calls
+// changed(0): any user may have changed before (a timer armed from an
+// earlier read must be re-armed), or in the gap of a lost connection.
+// changed runs on this goroutine.
 func (s *Store) ListenMQTTUsersChanged(ctx context.Context, changed func(id int64)) {
-	s.listenChannel(ctx, mqttUsersChannel, func() { changed(0) }, func(payload string) {
+	s.listenChannel(ctx, mqttUsersChannel, func(bool) { changed(0) }, func(payload string) {
 		id, err := strconv.ParseInt(payload, 10, 64)
 		if err != nil || id <= 0 {
 			id = 0 // not ours to read: any user, to be safe

@@ -33,22 +33,24 @@ type AccessChange struct {
 // reconnection it calls changed with the zero AccessChange, meaning any
 // user. changed runs on this goroutine.
 func (s *Store) ListenCredentialsChanged(ctx context.Context, changed func(AccessChange)) {
-	s.listenChannel(ctx, credentialsChannel, func() { changed(AccessChange{}) },
+	s.listenChannel(ctx, credentialsChannel, func(again bool) {
+		if again {
+			changed(AccessChange{})
+		}
+	},
 		func(payload string) { changed(parseAccessChange(payload)) })
 }
 
 // listenChannel calls notified with the payload of every notification on
 // channel until ctx ends, reconnecting with backoff when its connection is
-// lost, and calls reconnected after every reconnection (not after the
-// first LISTEN): what was sent in the gap is lost.
-func (s *Store) listenChannel(ctx context.Context, channel string, reconnected func(), notified func(payload string)) {
+// lost. It calls listening each time LISTEN is in effect, with again set
+// after a reconnection: what was sent in the gap is lost.
+func (s *Store) listenChannel(ctx context.Context, channel string, listening func(again bool), notified func(payload string)) {
 	const minBackoff, maxBackoff = 250 * time.Millisecond, 10 * time.Second
 	backoff, listened := minBackoff, false
 	for {
 		err := s.listen(ctx, channel, func() {
-			if listened {
-				reconnected()
-			}
+			listening(listened)
 			listened, backoff = true, minBackoff
 		}, notified)
 		if ctx.Err() != nil || err == nil {
