@@ -129,16 +129,22 @@ func start(dir, plugin, password string) (*Broker, error) {
 // Log returns what mosquitto wrote so far, for a failing test's message.
 func (b *Broker) Log() string { return b.log.String() }
 
-// Restart stops mosquitto (SIGTERM: it saves its persistence file) and
-// starts it again on the same port with the same state.
-func (b *Broker) Restart(t testing.TB) {
+// Stop stops mosquitto (SIGINT: it saves its persistence file, sessions
+// and queued QoS 1 messages included); Resume starts it again.
+func (b *Broker) Stop(t testing.TB) {
 	t.Helper()
 	b.terminate(t)
+}
+
+// Resume starts a stopped mosquitto on the same port with the state it
+// saved.
+func (b *Broker) Resume(t testing.TB) {
+	t.Helper()
 	log := b.log
 	cmd := exec.Command(Binary, "-c", filepath.Join(b.Dir, "mosquitto.conf"))
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("mosquittotest: restart: %v", err)
+		t.Fatalf("mosquittotest: start again: %v", err)
 	}
 	b.cmd, b.done = cmd, make(chan struct{})
 	done := b.done
