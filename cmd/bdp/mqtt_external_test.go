@@ -122,7 +122,7 @@ type gateway struct {
 
 func (p *externalPlatform) connect(username, password string) (*gateway, error) {
 	g := &gateway{lost: make(chan error, 1), got: map[string]int{}}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(p.broker.URL).SetClientID(username+"-"+time.Now().Format("150405.000000")).
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(p.broker.URL).SetClientID(username + "-" + time.Now().Format("150405.000000")).
 		SetUsername(username).SetPassword(password).SetAutoReconnect(false).SetProtocolVersion(4).
 		SetConnectTimeout(10 * time.Second).
 		SetConnectionLostHandler(func(_ paho.Client, err error) { g.lost <- err }).
