@@ -15,6 +15,7 @@
 #   make bench-ingest  2M observations through Kafka vs raw COPY (goals: >= 200,000 obs/s, ratio >= 0.8)
 #   make bench-resume  restart with 10 running virtual datapoints over 500,000 stored points each (seconds until HTTP answers, until all Running)
 #   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
+#   make bench-mqtt  embedded MQTT broker: 10,000 idle connections (<= 20 KiB heap each, connected in <= 5 s), live out to 10 QoS 1 subscribers under 20,000 obs/s (delivered 1.0, p99 <= 20 ms), QoS 1 ingestion (>= 200,000 obs/s) beside HTTP
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -35,7 +36,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt
 
 all: build
 
@@ -137,6 +138,17 @@ bench-vdp: build
 # medians of the restarts.
 bench-resume: build
 	./bin/bdp-bench resume -bdp bin/bdp
+
+# bdp serve's embedded MQTT broker (bench/mqtt*.go), three parts in one
+# run: 10,000 idle authenticated connections (heap bytes each, seconds to
+# connect them with the credentials cache warm); 10 QoS 1 subscribers of
+# the project while 20,000 observations/s are uploaded over HTTP for 60 s
+# (delivered_ratio, live_p50_ms, live_p99_ms); 10 QoS 1 publishers of
+# arrays of 100 observations, then the same load over HTTP
+# (mqtt_ingest_obs_per_s, http_upload_obs_per_s). The last line is one
+# JSON object; -parts, -conns, -duration and -ingest-duration size it down.
+bench-mqtt: build
+	./bin/bdp-bench mqtt -bdp bin/bdp
 
 clean:
 	rm -rf bin

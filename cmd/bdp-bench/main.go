@@ -25,6 +25,7 @@ func scenarios() map[string]scenario {
 		"resume":  resumeScenario(),
 		"csv":     {doc: "CSV import: 1M lines, 10,000 datapoints, on_error=abort, streamed (lines/s; goal >= 300,000)", run: runCSV},
 		"bodies":  {doc: "peak memory of each route's largest accepted body, as a multiple of its size", run: runBodies},
+		"mqtt":    mqttScenario(),
 		"formula": {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
