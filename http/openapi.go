@@ -30,7 +30,11 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 			"version": s.cfg.Version,
 			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints. " +
 				"Every operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
-				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it.",
+				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it. " +
+				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
+				"key mqtt_ws) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
+				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +
+				"password), 0x87 (expired) or 0x9F (too many failed logins, counted with HTTP's).",
 		},
 		"paths": paths,
 		"components": map[string]any{

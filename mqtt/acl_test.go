@@ -1,11 +1,13 @@
 package mqtt
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	pahov3 "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/openbdp/bdp/store"
@@ -217,5 +219,38 @@ func TestWebSocketListener(t *testing.T) {
 	}
 	if _, err := connect3(t, "ws://"+ws+"/mqtt", "ws-wrong", "browser", "wrong-password"); err == nil {
 		t.Fatal("wrong password over WebSocket was let in")
+	}
+}
+
+// No retained message is kept: one would reach later subscribers past the
+// live filter of their creator's datapoint access.
+func TestNoRetainedMessages(t *testing.T) {
+	e := newBrokerEnv(t, brokerEnvConfig{})
+	e.user("writer", "writer-password", store.MQTTWrite)
+	e.user("late", "late-password", store.MQTTRead)
+	topic := "project/" + strconv.FormatInt(e.p, 10) + "/datapoint/a"
+	writer, _, err := e.connect5("ret-writer", "writer", "writer-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := writer.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Retain: true, Payload: []byte(`{"time":"2026-01-01T00:00:00Z","value":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.b.Publish(topic, []byte(`{"time":"2026-01-01T00:00:01Z","value":2}`), 1); err != nil {
+		t.Fatal(err)
+	}
+	late, _, err := e.connect5("ret-late", "late", "late-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := late.subscribe(t, "project/"+strconv.FormatInt(e.p, 10)+"/#"); r >= 0x80 {
+		t.Fatalf("SUBSCRIBE: 0x%02x", r)
+	}
+	select {
+	case m := <-late.received:
+		t.Fatalf("a later subscriber received a retained message on %s", m.Topic)
+	case <-time.After(300 * time.Millisecond):
 	}
 }

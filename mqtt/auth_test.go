@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
+
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/store"
 )
@@ -201,5 +203,46 @@ func TestClientIDOfAnotherUserRefused(t *testing.T) {
 	}
 	if code, _ := first.waitDisconnected(t, 2*time.Second); code != 0x8E {
 		t.Fatalf("the first connection: DISCONNECT 0x%02x, want 0x8E (session taken over)", code)
+	}
+}
+
+// A session kept for a disconnected client is discarded when its user is
+// deleted: nothing of it stays in the broker, and a new user of the same
+// project does not inherit its subscriptions.
+func TestDeleteDiscardsKeptSession(t *testing.T) {
+	e := newBrokerEnv(t, brokerEnvConfig{})
+	u := e.user("away", "away-password", store.MQTTRead)
+	c, _, err := e.connect5("kept-id", "away", "away-password", connect5Options{keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.subscribe(t, "project/"+strconv.FormatInt(e.p, 10)+"/#"); r >= 0x80 {
+		t.Fatalf("SUBSCRIBE: 0x%02x", r)
+	}
+	if err := c.Disconnect(&paho.Disconnect{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { cl, ok := e.b.server.Clients.Get("kept-id"); return ok && cl.Closed() })
+	if n := e.b.Sessions().Len(); n != 1 {
+		t.Fatalf("kept sessions: %d, want 1", n)
+	}
+	if err := e.st.DeleteMQTTUser(context.Background(), e.p, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { _, ok := e.b.server.Clients.Get("kept-id"); return !ok && e.b.Sessions().Len() == 0 })
+	if subs := e.b.server.Topics.Subscribers("project/" + strconv.FormatInt(e.p, 10) + "/datapoint/a"); len(subs.Subscriptions) != 0 {
+		t.Fatalf("subscriptions of the deleted user's session remain: %v", subs.Subscriptions)
+	}
+}
+
+// waitUntil polls cond for up to 2 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 2 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

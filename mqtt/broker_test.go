@@ -181,6 +181,8 @@ type client5 struct {
 
 type connect5Options struct {
 	will *paho.WillMessage
+	// keep asks for a persistent session (clean start off, kept an hour).
+	keep bool
 }
 
 // connect5 connects over MQTT 5 and returns the client and the CONNACK's
@@ -205,6 +207,11 @@ func (e *brokerEnv) connect5(clientID, username, password string, opts ...connec
 		PasswordFlag: true, KeepAlive: 30, CleanStart: true}
 	if len(opts) > 0 && opts[0].will != nil {
 		cp.WillMessage = opts[0].will
+	}
+	if len(opts) > 0 && opts[0].keep {
+		hour := uint32(3600)
+		cp.CleanStart = false
+		cp.Properties = &paho.ConnectProperties{SessionExpiryInterval: &hour}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
