@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	pahov3 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.golang/paho"
+	pahov3 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/jackc/pgx/v5"
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -373,7 +373,6 @@ func (e *liveEnv) metric(name string, labels ...string) float64 {
 	}
 	return 0
 }
-
 
 // obs is one observation of project p at second sec after t0.
 func obsAt(p int64, dp string, sec int, v float64) pipeline.Observation {
