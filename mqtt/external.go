@@ -16,6 +16,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
@@ -38,12 +39,13 @@ import (
 // not allowed on a shared subscription. Live data carries the user
 // property liveMarker; a publish with it is never ingested.
 type External struct {
-	cfg    ExternalConfig
-	log    *slog.Logger
-	cm     *autopaho.ConnectionManager
-	ds     *dynsec
-	ingest *externalIngest
-	users  *externalUsers
+	cfg     ExternalConfig
+	log     *slog.Logger
+	cm      *autopaho.ConnectionManager
+	ds      *dynsec
+	ingest  *externalIngest
+	users   *externalUsers
+	metrics *externalMetrics
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -70,9 +72,10 @@ type ExternalConfig struct {
 	ClientID string
 	Store    *store.Store
 	// Sink stores ingested observations; nil: no ingestion.
-	Sink   pipeline.Sink
-	Logger *slog.Logger
-	Now    func() time.Time // the clock of expiry; time.Now when nil
+	Sink     pipeline.Sink
+	Logger   *slog.Logger
+	Registry prometheus.Registerer // /metrics; nil: counted, not exported
+	Now      func() time.Time      // the clock of expiry; time.Now when nil
 }
 
 // liveMarker is the MQTT 5 user property on every publish of live data.
@@ -104,7 +107,15 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), subs: map[string]map[string]func(string, []byte){}}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	metrics, err := newExternalMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), metrics: metrics,
+		subs: map[string]map[string]func(string, []byte){}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.ds = newDynsec(e.publishRaw)
 	e.pub = newExternalPublisher(e)
@@ -142,6 +153,13 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 				}
 			}()
 		},
+		OnConnectionDown: func() bool {
+			e.metrics.connected.Set(0)
+			if e.ctx.Err() == nil {
+				e.log.Warn("connection to the external MQTT broker lost; reconnecting")
+			}
+			return true
+		},
 		OnConnectError: func(err error) { e.log.Warn("connect to the external MQTT broker", "err", err) },
 		ClientConfig: paho.ClientConfig{
 			ClientID:                   cfg.ClientID,
@@ -174,6 +192,7 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 // persistent session would keep them, but a broker that lost its state
 // would not.
 func (e *External) connectionUp(cm *autopaho.ConnectionManager) {
+	e.metrics.connected.Set(1)
 	subs := []paho.SubscribeOptions{{Topic: dynsecResponseTopic, QoS: 1}}
 	if e.ingest != nil {
 		subs = append(subs, paho.SubscribeOptions{Topic: ingestShare, QoS: 1})

@@ -3,7 +3,6 @@ package mqtt
 import (
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/openbdp/bdp/codec"
@@ -14,9 +13,6 @@ import (
 // one deployment split what gateways publish instead of each storing all
 // of it (Mosquitto 2 supports $share with MQTT 5 and 3.1.1 clients).
 const ingestShare = "$share/bdp/project/+/datapoint/#"
-
-// sourceMQTT names observations ingested over MQTT.
-const sourceMQTT = pipeline.Source("mqtt")
 
 // Ingestion: ingestWorkers goroutines, each owning the topics that hash to
 // it (so one datapoint's messages are stored in the order they came), each
@@ -38,14 +34,11 @@ type ingestMsg struct {
 // creator may write), so every message that reaches it is the publisher's
 // to send; it checks only the topic and payload.
 type externalIngest struct {
-	e       *External
-	sink    pipeline.Sink
-	seed    maphash.Seed
-	queues  []chan ingestMsg
-	wg      sync.WaitGroup
-	dropped struct{ topic, payload atomic.Int64 }
-	// storeFailed counts failed writes (each retried).
-	storeFailed atomic.Int64
+	e      *External
+	sink   pipeline.Sink
+	seed   maphash.Seed
+	queues []chan ingestMsg
+	wg     sync.WaitGroup
 }
 
 func newExternalIngest(e *External, sink pipeline.Sink) *externalIngest {
@@ -65,13 +58,13 @@ func newExternalIngest(e *External, sink pipeline.Sink) *externalIngest {
 func (in *externalIngest) take(topic string, payload []byte, ack func()) {
 	projectID, id, err := codec.ParseDatapointTopic(topic)
 	if err != nil {
-		in.dropped.topic.Add(1)
+		in.e.metrics.dropped.WithLabelValues(dropReasonTopic).Inc()
 		ack()
 		return
 	}
 	tvs, err := codec.DecodeObservations(payload)
 	if err != nil {
-		in.dropped.payload.Add(1)
+		in.e.metrics.dropped.WithLabelValues(dropReasonPayload).Inc()
 		ack()
 		return
 	}
@@ -79,7 +72,7 @@ func (in *externalIngest) take(topic string, payload []byte, ack func()) {
 	for i, tv := range tvs {
 		obs[i] = pipeline.Observation{ProjectID: projectID, DataPointID: id, Time: tv.Time, Value: tv.Value}
 		if obs[i].Validate() != nil {
-			in.dropped.payload.Add(1)
+			in.e.metrics.dropped.WithLabelValues(dropReasonInvalid).Inc()
 			ack()
 			return
 		}
@@ -122,6 +115,7 @@ func (in *externalIngest) work(q chan ingestMsg) {
 		for _, m := range batch {
 			m.ack()
 		}
+		in.e.metrics.ingested.Add(float64(len(batch)))
 	}
 }
 
@@ -132,11 +126,11 @@ func (in *externalIngest) work(q chan ingestMsg) {
 func (in *externalIngest) store(obs []pipeline.Observation, messages int) bool {
 	backoff := 50 * time.Millisecond
 	for {
-		err := in.sink.Write(in.e.ctx, sourceMQTT, obs)
+		err := in.sink.Write(in.e.ctx, pipeline.SourceMQTT, obs)
 		if err == nil {
 			return true
 		}
-		in.storeFailed.Add(1)
+		in.e.metrics.storeRetries.Inc()
 		in.e.log.Warn("store MQTT observations; retrying", "messages", messages, "err", err)
 		select {
 		case <-in.e.ctx.Done():
@@ -148,13 +142,3 @@ func (in *externalIngest) store(obs []pipeline.Observation, messages int) bool {
 }
 
 func (in *externalIngest) close() { in.wg.Wait() }
-
-// ExternalIngestDropped counts ingested messages dropped, by reason: a
-// topic that is no datapoint's or a malformed payload; and the writes to
-// storage that failed (and were retried).
-func (e *External) ExternalIngestDropped() (topic, payload, storeFailed int64) {
-	if e.ingest == nil {
-		return 0, 0, 0
-	}
-	return e.ingest.dropped.topic.Load(), e.ingest.dropped.payload.Load(), e.ingest.storeFailed.Load()
-}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -35,7 +34,6 @@ type externalPublisher struct {
 	seed   maphash.Seed
 	queues []chan outgoing
 	wg     sync.WaitGroup
-	failed atomic.Int64
 }
 
 func newExternalPublisher(e *External) *externalPublisher {
@@ -57,6 +55,7 @@ func (p *externalPublisher) enqueue(topic string, payload []byte, qos byte) erro
 	case p.queues[maphash.String(p.seed, topic)%uint64(len(p.queues))] <- outgoing{topic, payload, qos}:
 		return nil
 	default:
+		p.e.metrics.publishFull.Inc()
 		return ErrPublishQueueFull
 	}
 }
@@ -76,7 +75,7 @@ func (p *externalPublisher) work(q chan outgoing) {
 			Properties: &paho.PublishProperties{User: marker}})
 		cancel()
 		if err != nil {
-			p.failed.Add(1)
+			p.e.metrics.publishFailed.Inc()
 			if p.e.ctx.Err() == nil {
 				p.e.log.Debug("publish to the external MQTT broker", "topic", m.topic, "err", err)
 			}

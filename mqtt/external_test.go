@@ -10,6 +10,7 @@ import (
 
 	pahov1 "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/mqtt/mosquittotest"
@@ -480,4 +481,46 @@ func TestExternalExpiryDeleteAndEdgeRotation(t *testing.T) {
 		t.Error("the old edge password still works")
 	}
 	f.mustConnect(t, edge.Username, "edge-pw-2")
+}
+
+// Two bdp nodes on one broker split what gateways publish (the shared
+// subscription: each message stored by one node), and neither ingests
+// live data, its own or the other's.
+func TestExternalNodesShareIngestionAndNeverIngestLiveData(t *testing.T) {
+	f := newExternalFixture(t)
+	second := f.startExternal(t, "bdp-test-2")
+	pid, admin := f.company(t, "acme")
+	f.mqttUser(t, store.MQTTUser{ProjectID: pid, Username: "gw", Rights: store.MQTTWrite, CreatedBy: admin}, "gw-password")
+	gw := f.mustConnect(t, "gw", "gw-password")
+	const n = 200
+	at := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		gw.publish(t, codec.DatapointTopic(pid, "shared"), fmt.Sprintf(`{"time":%q,"value":%d}`, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339), i))
+	}
+	eventually(t, "every publish stored", func() bool { return f.stored(t, pid, "shared") == n })
+	ingested := func() (float64, float64) {
+		return testutil.ToFloat64(f.ext.metrics.ingested), testutil.ToFloat64(second.metrics.ingested)
+	}
+	eventually(t, "every publish acknowledged", func() bool { a, b := ingested(); return a+b == n })
+	if a, b := ingested(); a == 0 || b == 0 {
+		t.Errorf("the nodes ingested %v and %v messages; the shared subscription should split them", a, b)
+	}
+
+	for i, node := range []*External{f.ext, second} {
+		if err := node.Publish(codec.DatapointTopic(pid, fmt.Sprintf("live%d", i)), []byte(`{"time":"2026-01-02T03:04:05Z","value":1}`), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A marker the gateway sends after the live data: once it is stored,
+	// the live data has passed both nodes' subscriptions.
+	gw.publish(t, codec.DatapointTopic(pid, "marker"), `{"time":"2026-01-02T03:04:05Z","value":1}`)
+	eventually(t, "the marker stored", func() bool { return f.stored(t, pid, "marker") == 1 })
+	for i := range 2 {
+		if got := f.stored(t, pid, fmt.Sprintf("live%d", i)); got != 0 {
+			t.Errorf("live data of node %d was ingested: %d observations", i, got)
+		}
+	}
+	if a, b := ingested(); a+b != n+1 {
+		t.Errorf("the nodes acknowledged %v messages after the live data and the marker, want %d", a+b, n+1)
+	}
 }

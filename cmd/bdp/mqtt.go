@@ -34,7 +34,7 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 	var err error
 	if cfg.MQTTExternal != "" {
 		b, err = mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
-			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log})
+			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
 	} else {
 		b, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
 			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry})
