@@ -53,8 +53,13 @@ func TestConnectThrottledAfterFailures(t *testing.T) {
 // A reconnect with credentials verified recently skips the slow hash; a
 // changed password drops them at once (and ends the session).
 func TestCredentialCache(t *testing.T) {
-	e := newBrokerEnv(t, brokerEnvConfig{})
-	u := e.user("gw", "first-password", store.MQTTWrite)
+	// The notice of the new user drops its cached credentials (any
+	// change does); the timer it re-arms tells when that is done.
+	start := time.Now().Truncate(time.Millisecond) // as stored: whole microseconds
+	clock := newFakeClock(start)
+	e := newBrokerEnv(t, brokerEnvConfig{now: clock.Now, newTimer: clock.NewTimer})
+	u := e.user("gw", "first-password", store.MQTTWrite, start.Add(time.Hour))
+	clock.waitArmed(t, time.Hour)
 	hashes := func() float64 { return e.metric("bdp_mqtt_password_hashes_total") }
 	if _, _, err := e.connect5("cache-1", "gw", "first-password"); err != nil {
 		t.Fatal(err)

@@ -98,7 +98,6 @@ func (e *Embedded) changed(id int64) {
 	if id == 0 {
 		e.listeningOnce.Do(func() { close(e.listening) })
 	}
-	e.rearmExpiry()
 	users := e.sessions.users()
 	if id == 0 {
 		e.creds.DropAll()
@@ -110,6 +109,7 @@ func (e *Embedded) changed(id int64) {
 			users[id] = project
 		}
 	}
+	e.rearmExpiry() // after the drop: a test sees the timer armed once the change is taken in
 	ctx, cancel := context.WithTimeout(context.Background(), authTimeout)
 	defer cancel()
 	for userID, projectID := range users {
