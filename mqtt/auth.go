@@ -125,7 +125,10 @@ func (h *authHook) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
 		}
 		return allowed
 	}
-	return allowed && a.MaySubscribe(topic)
+	// The Gate hides from an MQTT user the datapoints its creator may not
+	// read: mochi asks here before each delivery, and OnSelectSubscribers
+	// is called for shared subscriptions only.
+	return allowed && a.MaySubscribe(topic) && (h.b.deps.Gate == nil || h.b.deps.Gate.MayRead(a, topic))
 }
 
 // OnSubscribed counts the filters of a SUBSCRIBE that were refused (here,

@@ -83,6 +83,9 @@ type Deps struct {
 	Throttle *auth.Throttle
 	Log      *slog.Logger
 	Registry prometheus.Registerer
+	// Gate, when set, filters every delivery of a datapoint topic to an
+	// MQTT user by its creator's datapoint access (TagAuths).
+	Gate *Gate
 }
 
 // Embedded is the broker inside bdp serve (mochi-mqtt). Create it with

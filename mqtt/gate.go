@@ -62,10 +62,11 @@ const maxDecisions = 1 << 20
 // gateLoadTimeout bounds the database lookups of one decision.
 const gateLoadTimeout = 5 * time.Second
 
-// NewGate returns a gate over st. catalog is the endpoint catalog the HTTP
-// server computes permissions with (rbac.NewCatalog).
-func NewGate(st *store.Store, catalog *rbac.Catalog) *Gate {
-	return &Gate{store: st, catalog: catalog, creators: map[int64]creatorEntry{},
+// NewGate returns a gate over st.
+func NewGate(st *store.Store) *Gate {
+	// DatapointAccess looks at company roles and TagAuths only, not at
+	// endpoints: an empty endpoint catalog computes it as HTTP's does.
+	return &Gate{store: st, catalog: rbac.NewCatalog(nil), creators: map[int64]creatorEntry{},
 		projects: map[int64]projectEntry{}, decisions: map[decisionKey]decisionEntry{}}
 }
 

@@ -104,6 +104,21 @@ func NewIngest(sink Enqueuer, gate *Gate, accounts Accounts, reg prometheus.Regi
 	return h, nil
 }
 
+// AddIngest adds ingestion to the embedded broker, before Serve: the hook
+// finds accounts in the broker's sessions and counts its QoS 2 exchanges
+// in the broker's figures. Close the returned hook after the broker.
+func (e *Embedded) AddIngest(sink Enqueuer, gate *Gate, reg prometheus.Registerer) (*Ingest, error) {
+	h, err := NewIngest(sink, gate, e.sessions, reg)
+	if err != nil {
+		return nil, err
+	}
+	h.Info = e.server.Info
+	if err := e.AddHook(h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
 // ID names the hook.
 func (h *Ingest) ID() string { return "bdp-ingest" }
 

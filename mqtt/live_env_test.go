@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/rbac"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -79,7 +78,7 @@ func newLiveEnv(t *testing.T, cfg liveEnvConfig) *liveEnv {
 	go e.batcher.Run()
 	t.Cleanup(e.batcher.Stop)
 
-	e.gate = NewGate(st, rbac.NewCatalog(nil))
+	e.gate = NewGate(st)
 	lctx, cancel := context.WithCancel(ctx)
 	listened := make(chan struct{})
 	go func() { defer close(listened); e.gate.Listen(lctx) }()

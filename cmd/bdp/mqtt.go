@@ -24,29 +24,70 @@ type mqttParts struct {
 }
 
 // startMQTT runs the embedded broker on BDP_MQTT_ADDR (and
-// BDP_MQTT_WS_ADDR). The returned func closes it; runServe calls it after
-// the HTTP server has drained and before the pipeline stops.
+// BDP_MQTT_WS_ADDR) with ingestion (mqtt.Ingest: publishes of MQTT users
+// stored through the pipeline) and live data out (mqtt.Live, a router tap:
+// every stored observation to its datapoint's topic), both bounded by the
+// creator's datapoint access (mqtt.Gate). The returned func closes it;
+// runServe calls it after the HTTP server has drained and before the
+// pipeline stops, so the last acknowledgements follow their commits.
 //
 // With BDP_MQTT_EXTERNAL it connects to that broker instead (mqtt.External)
-// and runs no broker of its own.
+// and runs no broker of its own; live data goes there, except what came in
+// over MQTT, which that broker has carried to its subscribers already.
 func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(), error) {
-	var b mqtt.Broker
-	var err error
-	if cfg.MQTTExternal != "" {
-		b, err = mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
-			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
-	} else {
-		b, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
-			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry})
-	}
-	if err != nil {
+	gate := mqtt.NewGate(p.store)
+	gateCtx, stopGate := context.WithCancel(context.Background())
+	gateDone := make(chan struct{})
+	go func() { defer close(gateDone); gate.Listen(gateCtx) }()
+	fail := func(err error) (mqtt.Broker, func(), error) {
+		stopGate()
+		<-gateDone
 		return nil, nil, err
 	}
+
+	var b mqtt.Broker
+	var ingest *mqtt.Ingest
+	var skip []pipeline.Source
+	if cfg.MQTTExternal != "" {
+		ext, err := mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
+			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
+		if err != nil {
+			return fail(err)
+		}
+		b, skip = ext, []pipeline.Source{pipeline.SourceMQTT}
+	} else {
+		e, err := mqtt.NewEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
+			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry, Gate: gate})
+		if err != nil {
+			return fail(err)
+		}
+		if ingest, err = e.AddIngest(p.ingest, gate, p.registry); err == nil {
+			err = e.Serve()
+		}
+		if err != nil {
+			_ = e.Close(ctx)
+			return fail(err)
+		}
+		b = e
+	}
+	live, err := mqtt.NewLive(b, mqtt.LiveConfig{Skip: skip}, p.registry)
+	if err != nil {
+		_ = b.Close(ctx)
+		return fail(err)
+	}
+	removeTap := p.router.AddTap(live)
 	return b, func() {
+		removeTap()
+		live.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		if err := b.Close(sctx); err != nil {
 			p.log.Warn("mqtt broker shutdown incomplete", slog.Any("error", err))
 		}
+		if ingest != nil {
+			ingest.Close() // after the broker: no client reads on
+		}
+		stopGate()
+		<-gateDone
 	}, nil
 }
