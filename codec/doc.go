@@ -11,7 +11,8 @@
 // io.Reader, each format in a small file with its tests and a fuzz test.
 // What does not: I/O beyond io.Reader, goroutines, clocks, metrics,
 // storage, access rules, and the pipeline's types. Package pipeline (the
-// stages: batcher, flush, router, the Kafka consumer, the CSV import)
-// imports codec and turns its values into pipeline.Observation; codec
-// never imports pipeline, store or prometheus.
+// stages: batcher, flush, router, the Kafka consumer) and http's CSV
+// import use codec and turn its values into pipeline.Observation; codec
+// imports no other bdp package (TestImportsOnlyTheStandardLibrary), so
+// never pipeline, store or prometheus.
 package codec

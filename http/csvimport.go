@@ -315,7 +315,7 @@ func (imp *csvImport) run(file io.Reader) (importResult, error) {
 // parse reads the file to its end (or the first failing line, in abort
 // mode), handing full chunks to imp.out.
 func (imp *csvImport) parse(file io.Reader) error {
-	cr, err := pipeline.NewCSVReader(file, imp.cl.ProjectID)
+	cr, err := codec.NewCSVReader(file)
 	if err != nil {
 		return uploadError(err)
 	}
@@ -331,7 +331,7 @@ func (imp *csvImport) parse(file io.Reader) error {
 		case err != nil:
 			return uploadError(err)
 		default:
-			err = imp.add(o, line)
+			err = imp.add(pipeline.Observation{ProjectID: imp.cl.ProjectID, DataPointID: o.DataPointID, Time: o.Time, Value: o.Value}, line)
 		}
 		if err != nil {
 			return err
