@@ -72,17 +72,21 @@ func dynsecIs(err error, message string) bool {
 // others are ignored.
 type dynsec struct {
 	publish func(ctx context.Context, topic string, payload []byte) error
-	tag     string
-	seq     atomic.Uint64
+	// scope bounds each message's context by the connection it goes out
+	// on: an answer lost with the connection is not waited for.
+	scope func(context.Context) (context.Context, context.CancelFunc)
+	tag   string
+	seq   atomic.Uint64
 
 	mu      sync.Mutex
 	waiting map[string]chan DynsecAnswer
 }
 
-func newDynsec(publish func(ctx context.Context, topic string, payload []byte) error) *dynsec {
+func newDynsec(publish func(ctx context.Context, topic string, payload []byte) error,
+	scope func(context.Context) (context.Context, context.CancelFunc)) *dynsec {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &dynsec{publish: publish, tag: hex.EncodeToString(b) + "-", waiting: map[string]chan DynsecAnswer{}}
+	return &dynsec{publish: publish, scope: scope, tag: hex.EncodeToString(b) + "-", waiting: map[string]chan DynsecAnswer{}}
 }
 
 // Do sends the commands, dynsecBatch to a message, and returns their
@@ -117,6 +121,8 @@ func (d *dynsec) Run(ctx context.Context, cmds ...DynsecCommand) error {
 }
 
 func (d *dynsec) batch(ctx context.Context, cmds []DynsecCommand) ([]DynsecAnswer, error) {
+	ctx, cancel := d.scope(ctx)
+	defer cancel()
 	ids := make([]string, len(cmds))
 	chans := make([]chan DynsecAnswer, len(cmds))
 	body := struct {
@@ -147,6 +153,9 @@ func (d *dynsec) batch(ctx context.Context, cmds []DynsecCommand) ([]DynsecAnswe
 		return nil, fmt.Errorf("encode dynsec commands: %w", err)
 	}
 	if err := d.publish(ctx, dynsecTopic, payload); err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
 		return nil, fmt.Errorf("send dynsec commands: %w", err)
 	}
 	out := make([]DynsecAnswer, len(cmds))
@@ -154,7 +163,7 @@ func (d *dynsec) batch(ctx context.Context, cmds []DynsecCommand) ([]DynsecAnswe
 		select {
 		case out[i] = <-ch:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("mosquitto dynsec %s: no answer: %w", cmds[i]["command"], ctx.Err())
+			return nil, fmt.Errorf("mosquitto dynsec %s: no answer: %w", cmds[i]["command"], context.Cause(ctx))
 		}
 	}
 	return out, nil

@@ -53,6 +53,10 @@ type External struct {
 
 	firstUp atomic.Bool // the first connection was made (StartExternal syncs after it)
 
+	connMu     sync.Mutex
+	connCtx    context.Context // the current connection's; done while down
+	connCancel context.CancelFunc
+
 	mu   sync.Mutex
 	subs map[string]map[string]func(topic string, payload []byte) // Subscribe's handlers by filter and id
 
@@ -117,7 +121,7 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	e := &External{cfg: cfg, log: cfg.Logger.With("mqtt", "external"), metrics: metrics,
 		subs: map[string]map[string]func(string, []byte){}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	e.ds = newDynsec(e.publishRaw)
+	e.ds = newDynsec(e.publishRaw, e.onConnection)
 	e.pub = newExternalPublisher(e)
 	e.users = newExternalUsers(e)
 	if cfg.Sink != nil {
@@ -154,6 +158,7 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 			}()
 		},
 		OnConnectionDown: func() bool {
+			e.connDown()
 			e.metrics.connected.Set(0)
 			if e.ctx.Err() == nil {
 				e.log.Warn("connection to the external MQTT broker lost; reconnecting")
@@ -192,6 +197,9 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 // persistent session would keep them, but a broker that lost its state
 // would not.
 func (e *External) connectionUp(cm *autopaho.ConnectionManager) {
+	e.connMu.Lock()
+	e.connCtx, e.connCancel = context.WithCancel(e.ctx)
+	e.connMu.Unlock()
 	e.metrics.connected.Set(1)
 	subs := []paho.SubscribeOptions{{Topic: dynsecResponseTopic, QoS: 1}}
 	if e.ingest != nil {
@@ -254,6 +262,32 @@ func (e *External) received(pr paho.PublishReceived) (bool, error) {
 // what it drops.
 func (e *External) Publish(topic string, payload []byte, qos byte) error {
 	return e.pub.enqueue(topic, payload, qos)
+}
+
+// connDown ends the current connection's context: what waits on it (a
+// publish, an answer of the plugin) gives up at once instead of waiting
+// for an acknowledgement that cannot come.
+func (e *External) connDown() {
+	e.connMu.Lock()
+	defer e.connMu.Unlock()
+	if e.connCancel != nil {
+		e.connCancel()
+	}
+}
+
+// onConnection bounds ctx by the current connection: it ends when either
+// does; with no connection it is done already.
+func (e *External) onConnection(ctx context.Context) (context.Context, context.CancelFunc) {
+	e.connMu.Lock()
+	conn := e.connCtx
+	e.connMu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	if conn == nil {
+		cancel(autopaho.ConnectionDownError)
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(conn, func() { cancel(autopaho.ConnectionDownError) })
+	return ctx, func() { stop(); cancel(nil) }
 }
 
 // publishRaw publishes without the marker: commands of the plugin.

@@ -71,8 +71,10 @@ func (p *externalPublisher) work(q chan outgoing) {
 		}
 		ctx, cancel := context.WithTimeout(p.e.ctx, 10*time.Second)
 		p.e.users.sawTopic(ctx, m.topic)
-		_, err := p.e.cm.Publish(ctx, &paho.Publish{QoS: m.qos, Topic: m.topic, Payload: m.payload,
+		pctx, pcancel := p.e.onConnection(ctx)
+		_, err := p.e.cm.Publish(pctx, &paho.Publish{QoS: m.qos, Topic: m.topic, Payload: m.payload,
 			Properties: &paho.PublishProperties{User: marker}})
+		pcancel()
 		cancel()
 		if err != nil {
 			p.e.metrics.publishFailed.Inc()

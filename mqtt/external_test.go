@@ -524,3 +524,30 @@ func TestExternalNodesShareIngestionAndNeverIngestLiveData(t *testing.T) {
 		t.Errorf("the nodes acknowledged %v messages after the live data and the marker, want %d", a+b, n+1)
 	}
 }
+
+// While the broker is away bdp keeps running; when it is back bdp
+// reconnects and syncs: a user deleted meanwhile loses its client, the
+// others keep working, ingestion goes on.
+func TestExternalResyncsWhenTheBrokerIsBack(t *testing.T) {
+	f := newExternalFixture(t)
+	ctx := context.Background()
+	pid, admin := f.company(t, "acme")
+	gone := f.mqttUser(t, store.MQTTUser{ProjectID: pid, Username: "gone", Rights: store.MQTTRead, CreatedBy: admin}, "gone-password")
+	f.mqttUser(t, store.MQTTUser{ProjectID: pid, Username: "gw", Rights: store.MQTTWrite, CreatedBy: admin}, "gw-password")
+	f.broker.Stop(t)
+	if err := f.store.DeleteMQTTUser(ctx, pid, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the notice arrives while the broker is away
+	f.broker.Resume(t)
+	eventually(t, "the user deleted while the broker was away is refused", func() bool {
+		mc, err := f.connect(t, "gone", "gone-password")
+		if err == nil {
+			mc.c.Disconnect(0)
+		}
+		return err != nil
+	})
+	gw := f.mustConnect(t, "gw", "gw-password")
+	gw.publish(t, codec.DatapointTopic(pid, "after"), `{"time":"2026-01-02T03:04:05Z","value":1}`)
+	eventually(t, "ingestion after the broker is back", func() bool { return f.stored(t, pid, "after") == 1 })
+}
