@@ -308,7 +308,12 @@ func (x *externalUsers) remember(users []store.MQTTUser, topics []string, all bo
 }
 
 // wantedACLs computes each user's ACLs from its creator's access now, and
-// returns the datapoint topics of the users' projects.
+// returns the datapoint topics of the users' projects. It reads roles and
+// datapoints fresh from the store and decides with rbac.DatapointAccess,
+// the one function the Gate decides with too, rather than through the
+// Gate's cache: the Gate drops that cache on the same notices that start
+// a sync, in no order with it, so a sync reading through it could list
+// what a creator could reach before the change.
 func (x *externalUsers) wantedACLs(ctx context.Context, users []store.MQTTUser) (map[int64]map[dynsecACL]bool, []string, error) {
 	st := x.e.cfg.Store
 	perms := map[int64]*rbac.Permissions{}

@@ -227,6 +227,20 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 	within(t, 10*time.Second, "the gateway's observations stored", func() bool { return len(p.stored(s, "t/1")) == 2 })
 	within(t, 5*time.Second, "the read user receives the gateway's publish", func() bool { return rd.received(topic) == 1 })
 
+	// Live data of an HTTP upload reaches the read user through the broker.
+	up := codec.DatapointTopic(p.project, "up")
+	if status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/timeseries", p.project), extAdmin,
+		`{"up":[{"time":"2026-01-02T03:04:05Z","value":7}]}`); status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	within(t, 5*time.Second, "live data of an upload", func() bool { return rd.received(up) == 1 })
+	// What came in over MQTT is not published again: the broker carried
+	// the gateway's own message already (the upload's live data, later,
+	// has arrived, so a second copy would have too).
+	if n := rd.received(topic); n != 1 {
+		t.Errorf("the read user got the gateway's observations %d times, want once", n)
+	}
+
 	// A new password through PUT: the old session closes, the old password
 	// is refused, the new one works.
 	status, body = s.request("PUT", fmt.Sprintf("/v2/project/%d/mqttuser/%d", p.project, rdID), extAdmin, `{"password":"rd-password-2"}`)
