@@ -41,10 +41,12 @@ const (
 	// of some thousand values fits many times over.
 	DefaultMaxPacketSize = 1 << 20
 	// DefaultClientQueue is how many messages may wait to be written to
-	// one client (mochi's default, which bounds a slow subscriber's
-	// memory at 64 KiB of queue per connection); beyond, messages to it
-	// are dropped and counted.
-	DefaultClientQueue = 8192
+	// one client; beyond, messages to it are dropped and counted. mochi
+	// allocates the queue whole for every connection (8 bytes a message):
+	// 1024 keeps an idle connection near 16 KiB of heap (the issue's
+	// 20 KiB budget); mochi's 8192 would cost 64 KiB each. A deployment
+	// with few, busy subscribers raises it (BDP_MQTT_CLIENT_QUEUE).
+	DefaultClientQueue = 1024
 	// maxInflight is how many QoS 1 and 2 messages to one client may be
 	// unacknowledged; beyond, messages to it are dropped and counted.
 	maxInflight = 16384
@@ -67,7 +69,7 @@ type Config struct {
 	// neither it nor mochi's "inline". Default "bdp".
 	Name          string
 	MaxPacketSize uint32        // default DefaultMaxPacketSize
-	ClientQueue   int32         // default DefaultClientQueue
+	ClientQueue   int32         // messages; default DefaultClientQueue
 	CredentialTTL time.Duration // verified credentials are remembered this long; 0 disables
 	// Now and NewTimer are the clock of expiry; nil: the real one.
 	Now      func() time.Time

@@ -22,6 +22,7 @@ type config struct {
 	HTTPAddr        string
 	MQTTAddr        string
 	MQTTWSAddr      string // empty: no WebSocket listener
+	MQTTClientQueue int    // messages waiting to be written to one MQTT client
 	S3Addr          string
 	DataDir         string
 	DatabaseURL     string
@@ -61,6 +62,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
 	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
 	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
+	{"BDP_MQTT_CLIENT_QUEUE", "1024", "messages waiting to be written to one MQTT client before further ones to it are dropped (64 to 1048576; 8 bytes of heap each, per connection)"},
 	{"BDP_MQTT_EXTERNAL", "", "external MQTT broker (Mosquitto 2 with its dynamic-security plugin) as tcp://host:port; set, no embedded broker runs and BDP_MQTT_ADDR, BDP_MQTT_WS_ADDR are unused"},
 	{"BDP_MQTT_ADMIN_USER", "", "the external broker's dynamic-security admin client, which bdp connects as; required with BDP_MQTT_EXTERNAL; no MQTT user may take the name"},
 	{"BDP_MQTT_ADMIN_PASSWORD", "", "its password; required with BDP_MQTT_EXTERNAL"},
@@ -223,6 +225,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	// Kafka's own rule for topic names; the DLQ topic adds ".dlq".
 	if !kafkaTopicName.MatchString(c.KafkaTopic) {
 		bad("BDP_KAFKA_TOPIC", errors.New("must be 1 to 245 of a-z, A-Z, 0-9, '.', '_' and '-'"))
+	}
+	if n, err := strconv.Atoi(get("BDP_MQTT_CLIENT_QUEUE")); err != nil || n < 64 || n > 1<<20 {
+		bad("BDP_MQTT_CLIENT_QUEUE", errors.New("must be a whole number from 64 to 1048576"))
+	} else {
+		c.MQTTClientQueue = n
 	}
 	if n, err := strconv.Atoi(get("BDP_RESUME_CONCURRENCY")); err != nil || n < 1 || n > 64 {
 		bad("BDP_RESUME_CONCURRENCY", errors.New("must be a whole number from 1 to 64"))

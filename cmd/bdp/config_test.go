@@ -33,6 +33,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.LoginAccountFailures != 10 || c.LoginAddressFailures != 100 || c.LoginFailureWindow != time.Minute {
 		t.Fatalf("login throttle: %+v", c)
 	}
+	if c.MQTTWSAddr != "" || c.MQTTClientQueue != 1024 {
+		t.Fatalf("mqtt: %+v", c)
+	}
 }
 
 func TestConfigValues(t *testing.T) {
@@ -74,6 +77,8 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_LOGIN_ACCOUNT_FAILURES": "0",
 		"BDP_LOGIN_ADDRESS_FAILURES": "many",
 		"BDP_LOGIN_FAILURE_WINDOW":   "500ms",
+		"BDP_MQTT_WS_ADDR":           "localhost",
+		"BDP_MQTT_CLIENT_QUEUE":      "10",
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

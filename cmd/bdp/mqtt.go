@@ -56,7 +56,8 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 		}
 		b, skip = ext, []pipeline.Source{pipeline.SourceMQTT}
 	} else {
-		e, err := mqtt.NewEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL},
+		e, err := mqtt.NewEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL,
+			ClientQueue: int32(cfg.MQTTClientQueue)},
 			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry, Gate: gate})
 		if err != nil {
 			return fail(err)
