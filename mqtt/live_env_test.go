@@ -19,6 +19,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -41,6 +42,9 @@ type liveEnv struct {
 	server   *mochi.Server
 	addr     string
 	accounts *testAccounts
+	hasher   *auth.Hasher // embedded: MQTT users' passwords
+
+	stopBroker func()
 
 	// Fixtures: company A (admin with a company role; "tagged", whose
 	// only role in p1 grants read and write on dataPointIDs room*),
@@ -51,6 +55,10 @@ type liveEnv struct {
 }
 
 type liveEnvConfig struct {
+	// embedded: the platform's broker (Embedded, with its auth and ACL
+	// hook and real MQTT users in PostgreSQL) instead of a bare mochi
+	// server with the test's auth hook.
+	embedded  bool
 	liveQueue int
 	publisher func(*mochiServer) Publisher // default the server itself
 }
@@ -84,11 +92,38 @@ func newLiveEnv(t *testing.T, cfg liveEnvConfig) *liveEnv {
 	go func() { defer close(listened); e.gate.Listen(lctx) }()
 	t.Cleanup(func() { cancel(); <-listened })
 
+	var pub Publisher
+	if cfg.embedded {
+		pub = e.startEmbedded(ctx)
+	} else {
+		pub = e.startMochi()
+	}
+	if cfg.publisher != nil {
+		pub = cfg.publisher(e.server)
+	}
+	e.live, err = NewLive(pub, LiveConfig{QueueObservations: cfg.liveQueue}, e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeTap := e.router.AddTap(e.live)
+	t.Cleanup(func() {
+		removeTap()
+		e.live.Close()
+		e.stopBroker()
+		e.ingest.Close()
+	})
+	return e
+}
+
+// startMochi serves a bare mochi server with the test's auth hook.
+func (e *liveEnv) startMochi() Publisher {
+	t := e.t
 	e.server = mochi.New(&mochi.Options{InlineClient: true,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := e.server.AddHook(&testAuth{accounts: e.accounts, gate: e.gate}, nil); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	e.ingest, err = NewIngest(e.batcher, e.gate, e.accounts, e.reg)
 	if err != nil {
 		t.Fatal(err)
@@ -105,23 +140,37 @@ func newLiveEnv(t *testing.T, cfg liveEnvConfig) *liveEnv {
 		t.Fatal(err)
 	}
 	e.addr = tcp.Address()
+	e.stopBroker = func() { _ = e.server.Close() }
+	return inlinePublisher{e.server}
+}
 
-	var pub Publisher = inlinePublisher{e.server}
-	if cfg.publisher != nil {
-		pub = cfg.publisher(e.server)
-	}
-	e.live, err = NewLive(pub, LiveConfig{QueueObservations: cfg.liveQueue}, e.reg)
+// startEmbedded serves the platform's broker as bdp serve does.
+func (e *liveEnv) startEmbedded(ctx context.Context) Publisher {
+	t := e.t
+	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	removeTap := e.router.AddTap(e.live)
-	t.Cleanup(func() {
-		removeTap()
-		e.live.Close()
-		_ = e.server.Close()
-		e.ingest.Close()
-	})
-	return e
+	e.hasher = auth.NewHasher(testHashParams, 4)
+	b, err := NewEmbedded(ctx, Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
+		Deps{Store: e.st, Hasher: e.hasher, Throttle: throttle, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Registry: e.reg, Gate: e.gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.ingest, err = b.AddIngest(e.batcher, e.gate, e.reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	e.addr = b.Addresses()["mqtt"]
+	e.stopBroker = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = b.Close(ctx)
+	}
+	return b
 }
 
 // inlinePublisher is what the broker's Publish does: the inline client.
@@ -228,9 +277,26 @@ func (h *testAuth) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
 	return acct.MaySubscribe(topic) && h.gate.MayRead(acct, topic)
 }
 
-// account registers an MQTT user of project, created by creator.
+// account registers an MQTT user of project, created by creator (with
+// the embedded broker, a row of mqtt_users), password "pw".
 func (e *liveEnv) account(name string, project, creator int64, write bool) Account {
 	a := Account{ID: int64(len(name)), Username: name, ProjectID: project, CreatedBy: creator, Write: write}
+	if e.hasher != nil {
+		hash, err := e.hasher.Hash(context.Background(), "pw")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rights, until := store.MQTTRead, time.Now().Add(time.Hour)
+		if write {
+			rights = store.MQTTWrite
+		}
+		u, err := e.st.CreateMQTTUser(context.Background(), store.MQTTUser{ProjectID: project, Username: name,
+			PasswordHash: hash, Rights: rights, ValidUntil: &until, CreatedBy: creator})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		a.ID, a.ValidUntil = u.ID, until
+	}
 	e.accounts.add(a)
 	return a
 }

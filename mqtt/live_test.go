@@ -88,77 +88,87 @@ func TestLiveTagAuthFiltering(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newLiveEnv(t, liveEnvConfig{})
-			acct := e.account("reader", e.p1, e.tagged, false)
-			sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
-			e.upload(obsAt(e.p1, "room-1", 1, 1), obsAt(e.p1, "office-1", 1, 2), obsAt(e.p1, "room-2", 1, 3))
-			got := topics(sub.collect(3))
-			want := []string{codec.DatapointTopic(e.p1, "room-1"), codec.DatapointTopic(e.p1, "room-2")}
-			if slices.Sort(got); !slices.Equal(got, want) {
-				t.Fatalf("received %v, want only the rooms %v", got, want)
-			}
-			if err := c.withdraw(e); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the gate to follow the change", func() bool { return !e.gate.Allowed(acct, e.p1, "room-1", false) })
-			e.upload(obsAt(e.p1, "room-1", 2, 1))
-			if got := sub.collect(1); len(got) != 0 {
-				t.Fatalf("after the grant went, received %v", got)
-			}
+			forBrokers(t, func(t *testing.T, broker liveEnvConfig) { testTagAuthWithdrawn(t, broker, c.withdraw) })
 		})
+	}
+}
+
+// testTagAuthWithdrawn: the rooms reach the reader until withdraw takes
+// its creator's grant, then nothing.
+func testTagAuthWithdrawn(t *testing.T, broker liveEnvConfig, withdraw func(e *liveEnv) error) {
+	e := newLiveEnv(t, broker)
+	acct := e.account("reader", e.p1, e.tagged, false)
+	sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
+	e.upload(obsAt(e.p1, "room-1", 1, 1), obsAt(e.p1, "office-1", 1, 2), obsAt(e.p1, "room-2", 1, 3))
+	got := topics(sub.collect(3))
+	want := []string{codec.DatapointTopic(e.p1, "room-1"), codec.DatapointTopic(e.p1, "room-2")}
+	if slices.Sort(got); !slices.Equal(got, want) {
+		t.Fatalf("received %v, want only the rooms %v", got, want)
+	}
+	if err := withdraw(e); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the gate to follow the change", func() bool { return !e.gate.Allowed(acct, e.p1, "room-1", false) })
+	e.upload(obsAt(e.p1, "room-1", 2, 1))
+	if got := sub.collect(1); len(got) != 0 {
+		t.Fatalf("after the grant went, received %v", got)
 	}
 }
 
 // A tag given to a datapoint opens it to a TagAuth on that tag at once.
 func TestLiveFollowsTagChanges(t *testing.T) {
-	ctx := context.Background()
-	e := newLiveEnv(t, liveEnvConfig{})
-	r := e.taggedRole
-	r.AuthedTags = append(r.AuthedTags, store.TagAuth{Key: "zone", Value: "north", Read: true})
-	if _, err := e.st.UpdateProjectRole(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	acct := e.account("reader", e.p1, e.tagged, false)
-	sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
-	e.upload(obsAt(e.p1, "office-1", 1, 1))
-	if got := sub.collect(1); len(got) != 0 {
-		t.Fatalf("untagged office received: %v", got)
-	}
-	if _, err := e.st.SetSystemTags(ctx, e.p1, "office-1", []store.DatapointTag{{Key: "zone", Value: "north"}}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the gate to see the tag", func() bool { return e.gate.Allowed(acct, e.p1, "office-1", false) })
-	e.upload(obsAt(e.p1, "office-1", 2, 2))
-	if got := sub.collect(1); len(got) != 1 || got[0].topic != codec.DatapointTopic(e.p1, "office-1") {
-		t.Fatalf("tagged office: received %v", got)
-	}
+	forBrokers(t, func(t *testing.T, broker liveEnvConfig) {
+		ctx := context.Background()
+		e := newLiveEnv(t, broker)
+		r := e.taggedRole
+		r.AuthedTags = append(r.AuthedTags, store.TagAuth{Key: "zone", Value: "north", Read: true})
+		if _, err := e.st.UpdateProjectRole(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		acct := e.account("reader", e.p1, e.tagged, false)
+		sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
+		e.upload(obsAt(e.p1, "office-1", 1, 1))
+		if got := sub.collect(1); len(got) != 0 {
+			t.Fatalf("untagged office received: %v", got)
+		}
+		if _, err := e.st.SetSystemTags(ctx, e.p1, "office-1", []store.DatapointTag{{Key: "zone", Value: "north"}}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the gate to see the tag", func() bool { return e.gate.Allowed(acct, e.p1, "office-1", false) })
+		e.upload(obsAt(e.p1, "office-1", 2, 2))
+		if got := sub.collect(1); len(got) != 1 || got[0].topic != codec.DatapointTopic(e.p1, "office-1") {
+			t.Fatalf("tagged office: received %v", got)
+		}
+	})
 }
 
 // Every subscriber gets its own project's data only: another project of
 // the company, another company, and an account whose creator belongs to
 // another company than its project (which the API never makes) get none.
 func TestLiveIsolation(t *testing.T) {
-	e := newLiveEnv(t, liveEnvConfig{})
-	e.account("p1", e.p1, e.adminA, false)
-	e.account("p2", e.p2, e.adminA, false)
-	e.account("q", e.q, e.adminB, false)
-	e.account("q-by-a", e.q, e.adminA, false)
-	subs := map[string]*subscriber{}
-	for name, p := range map[string]int64{"p1": e.p1, "p2": e.p2, "q": e.q, "q-by-a": e.q} {
-		subs[name] = e.subscribe(name, codec.ProjectTopicPrefix(p)+"#")
-	}
-	e.upload(obsAt(e.p1, "x", 1, 1), obsAt(e.p2, "x", 1, 2), obsAt(e.q, "x", 1, 3))
-	want := map[string][]received{
-		"p1":     {{codec.DatapointTopic(e.p1, "x"), payloadOf(1, 1)}},
-		"p2":     {{codec.DatapointTopic(e.p2, "x"), payloadOf(1, 2)}},
-		"q":      {{codec.DatapointTopic(e.q, "x"), payloadOf(1, 3)}},
-		"q-by-a": nil,
-	}
-	for name, s := range subs {
-		if got := s.collect(2); !slices.Equal(got, want[name]) {
-			t.Errorf("%s received %v, want %v", name, got, want[name])
+	forBrokers(t, func(t *testing.T, broker liveEnvConfig) {
+		e := newLiveEnv(t, broker)
+		e.account("p1", e.p1, e.adminA, false)
+		e.account("p2", e.p2, e.adminA, false)
+		e.account("q", e.q, e.adminB, false)
+		e.account("q-by-a", e.q, e.adminA, false)
+		subs := map[string]*subscriber{}
+		for name, p := range map[string]int64{"p1": e.p1, "p2": e.p2, "q": e.q, "q-by-a": e.q} {
+			subs[name] = e.subscribe(name, codec.ProjectTopicPrefix(p)+"#")
 		}
-	}
+		e.upload(obsAt(e.p1, "x", 1, 1), obsAt(e.p2, "x", 1, 2), obsAt(e.q, "x", 1, 3))
+		want := map[string][]received{
+			"p1":     {{codec.DatapointTopic(e.p1, "x"), payloadOf(1, 1)}},
+			"p2":     {{codec.DatapointTopic(e.p2, "x"), payloadOf(1, 2)}},
+			"q":      {{codec.DatapointTopic(e.q, "x"), payloadOf(1, 3)}},
+			"q-by-a": nil,
+		}
+		for name, s := range subs {
+			if got := s.collect(2); !slices.Equal(got, want[name]) {
+				t.Errorf("%s received %v, want %v", name, got, want[name])
+			}
+		}
+	})
 }
 
 // When the live queue is full, stored batches are dropped and counted,
@@ -228,4 +238,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// forBrokers runs a test against the bare mochi server with the test's
+// auth hook and against the platform's embedded broker.
+func forBrokers(t *testing.T, test func(t *testing.T, broker liveEnvConfig)) {
+	t.Run("mochi", func(t *testing.T) { test(t, liveEnvConfig{}) })
+	t.Run("embedded", func(t *testing.T) { test(t, liveEnvConfig{embedded: true}) })
 }
