@@ -18,12 +18,13 @@ import (
 	"github.com/openbdp/bdp/store/pgcluster"
 )
 
-// externalPlatform is bdp serve with BDP_MQTT_EXTERNAL pointing at a
-// Mosquitto of the test's, on a database of the test's (so that a kill -9
-// of bdp leaves it running).
-type externalPlatform struct {
+// mqttPlatform is bdp serve with its embedded broker, or with
+// BDP_MQTT_EXTERNAL pointing at a Mosquitto of the test's, on a database
+// of the test's (so that a kill -9 of bdp leaves it running).
+type mqttPlatform struct {
 	t       *testing.T
-	broker  *mosquittotest.Broker
+	broker  *mosquittotest.Broker // nil: the embedded broker
+	url     string                // where MQTT clients connect
 	dataDir string
 	env     []string
 	project int64
@@ -34,25 +35,52 @@ const (
 	extAdminPassword = "ext-admin-pw-1"
 )
 
-func newExternalPlatform(t *testing.T) *externalPlatform {
+func newMQTTPlatform(t *testing.T, external bool) *mqttPlatform {
 	t.Helper()
 	cl, stop, err := pgcluster.StartForTests(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	p := &externalPlatform{t: t, broker: mosquittotest.Start(t), dataDir: newDataDir(t)}
-	p.env = []string{"BDP_DATABASE_URL=" + cl.URL(), "BDP_MQTT_EXTERNAL=" + p.broker.URL,
-		"BDP_MQTT_ADMIN_USER=" + p.broker.AdminUser, "BDP_MQTT_ADMIN_PASSWORD=" + p.broker.AdminPassword}
+	p := &mqttPlatform{t: t, dataDir: newDataDir(t), env: []string{"BDP_DATABASE_URL=" + cl.URL()}}
+	if external {
+		p.broker = mosquittotest.Start(t)
+		p.env = append(p.env, "BDP_MQTT_EXTERNAL="+p.broker.URL,
+			"BDP_MQTT_ADMIN_USER="+p.broker.AdminUser, "BDP_MQTT_ADMIN_PASSWORD="+p.broker.AdminPassword)
+	}
 	return p
 }
 
-func (p *externalPlatform) start() *server { return startServe(p.t, p.dataDir, p.env...) }
+// start runs bdp serve and checks where addresses.json sends MQTT
+// clients: the embedded listener, or the external broker and no listener.
+func (p *mqttPlatform) start() *server {
+	p.t.Helper()
+	s := startServe(p.t, p.dataDir, p.env...)
+	b, err := os.ReadFile(filepath.Join(p.dataDir, "addresses.json"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	var addrs map[string]string
+	if err := json.Unmarshal(b, &addrs); err != nil {
+		p.t.Fatal(err)
+	}
+	switch {
+	case p.broker != nil && (addrs["mqtt_external"] != p.broker.URL || addrs["mqtt"] != ""):
+		p.t.Fatalf("addresses.json: %s, want mqtt_external %s and no embedded listener", b, p.broker.URL)
+	case p.broker == nil && (addrs["mqtt"] == "" || addrs["mqtt_external"] != ""):
+		p.t.Fatalf("addresses.json: %s, want the embedded listener", b)
+	case p.broker != nil:
+		p.url = p.broker.URL
+	default:
+		p.url = "tcp://" + addrs["mqtt"]
+	}
+	return s
+}
 
 var extAdmin = basicAuth(extAdminEmail, extAdminPassword)
 
 // createProject makes the company with its admin, and a project.
-func (p *externalPlatform) createProject(s *server) {
+func (p *mqttPlatform) createProject(s *server) {
 	p.t.Helper()
 	status, body := s.request("POST", "/operator/companies", operator,
 		`{"name":"ext","admin":{"firstName":"A","lastName":"D","email":"`+extAdminEmail+`","password":"`+extAdminPassword+`"}}`)
@@ -75,7 +103,7 @@ func (p *externalPlatform) createProject(s *server) {
 }
 
 // mqttUser creates an MQTT user through the API and returns its id.
-func (p *externalPlatform) mqttUser(s *server, username, password, rights string) int64 {
+func (p *mqttPlatform) mqttUser(s *server, username, password, rights string) int64 {
 	p.t.Helper()
 	status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/mqttuser", p.project), extAdmin,
 		fmt.Sprintf(`{"username":%q,"password":%q,"rights":%q}`, username, password, rights))
@@ -92,7 +120,7 @@ func (p *externalPlatform) mqttUser(s *server, username, password, rights string
 }
 
 // stored lists a datapoint's observations as the HTTP export has them.
-func (p *externalPlatform) stored(s *server, id string) []float64 {
+func (p *mqttPlatform) stored(s *server, id string) []float64 {
 	p.t.Helper()
 	status, body := s.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=%s&start=2000-01-01T00:00:00Z",
 		p.project, id), extAdmin, "")
@@ -120,9 +148,9 @@ type gateway struct {
 	got  map[string]int
 }
 
-func (p *externalPlatform) connect(username, password string) (*gateway, error) {
+func (p *mqttPlatform) connect(username, password string) (*gateway, error) {
 	g := &gateway{lost: make(chan error, 1), got: map[string]int{}}
-	c := paho.NewClient(paho.NewClientOptions().AddBroker(p.broker.URL).SetClientID(username + "-" + time.Now().Format("150405.000000")).
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(p.url).SetClientID(username + "-" + time.Now().Format("150405.000000")).
 		SetUsername(username).SetPassword(password).SetAutoReconnect(false).SetProtocolVersion(4).
 		SetConnectTimeout(10 * time.Second).
 		SetConnectionLostHandler(func(_ paho.Client, err error) { g.lost <- err }).
@@ -143,7 +171,7 @@ func (p *externalPlatform) connect(username, password string) (*gateway, error) 
 	return g, nil
 }
 
-func (p *externalPlatform) mustConnect(username, password string) *gateway {
+func (p *mqttPlatform) mustConnect(username, password string) *gateway {
 	p.t.Helper()
 	g, err := p.connect(username, password)
 	if err != nil {
@@ -184,31 +212,34 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// bdp serve with BDP_MQTT_EXTERNAL: no listener of its own; MQTT users made
-// through the API log in to Mosquitto with their passwords and the rights
-// the API gave them; a change of password or a deletion closes the old
-// session; edge credentials rotate; with the broker away a new user is
-// refused with 503 and nothing is created.
-func TestServeExternalMQTTUsers(t *testing.T) {
-	p := newExternalPlatform(t)
+// The same MQTT scenario against bdp serve with its embedded broker and
+// with BDP_MQTT_EXTERNAL (Debian's mosquitto): MQTT users made through the
+// API log in with their passwords and the rights the API gave them; a
+// write user's publish is stored and reaches a read user once; live data
+// of an HTTP upload reaches it; a change of password or a deletion closes
+// the old session; edge credentials rotate. External only: the admin's
+// name is reserved, and with the broker away a new user is refused with
+// 503 and nothing is created.
+func TestServeMQTTBothModes(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		external bool
+	}{{"embedded", false}, {"external", true}} {
+		t.Run(mode.name, func(t *testing.T) { mqttScenario(t, mode.external) })
+	}
+}
+
+func mqttScenario(t *testing.T, external bool) {
+	p := newMQTTPlatform(t, external)
 	s := p.start()
-	b, err := os.ReadFile(filepath.Join(p.dataDir, "addresses.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addrs map[string]string
-	if err := json.Unmarshal(b, &addrs); err != nil {
-		t.Fatal(err)
-	}
-	if addrs["mqtt_external"] != p.broker.URL || addrs["mqtt"] != "" {
-		t.Fatalf("addresses.json: %s, want mqtt_external %s and no embedded listener", b, p.broker.URL)
-	}
 	p.createProject(s)
 
-	status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/mqttuser", p.project), extAdmin,
-		fmt.Sprintf(`{"username":%q,"password":"whatever-pw","rights":"read"}`, p.broker.AdminUser))
-	if status != 400 {
-		t.Fatalf("an MQTT user named as the broker's admin: %d %s", status, body)
+	if external {
+		status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/mqttuser", p.project), extAdmin,
+			fmt.Sprintf(`{"username":%q,"password":"whatever-pw","rights":"read"}`, p.broker.AdminUser))
+		if status != 400 {
+			t.Fatalf("an MQTT user named as the broker's admin: %d %s", status, body)
+		}
 	}
 	gwID := p.mqttUser(s, "gw", "gw-password-1", "write")
 	rdID := p.mqttUser(s, "rd", "rd-password-1", "read")
@@ -225,7 +256,13 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 	topic := codec.DatapointTopic(p.project, "t/1")
 	gw.publish(t, topic, `[{"time":"2026-01-02T03:04:05Z","value":1},{"time":"2026-01-02T03:04:06Z","value":2}]`)
 	within(t, 10*time.Second, "the gateway's observations stored", func() bool { return len(p.stored(s, "t/1")) == 2 })
-	within(t, 5*time.Second, "the read user receives the gateway's publish", func() bool { return rd.received(topic) == 1 })
+	// The embedded broker stores the publish and sends each observation as
+	// live data; Mosquitto carries the gateway's own message, once.
+	want := 2
+	if external {
+		want = 1
+	}
+	within(t, 5*time.Second, "the read user receives the gateway's observations", func() bool { return rd.received(topic) == want })
 
 	// Live data of an HTTP upload reaches the read user through the broker.
 	up := codec.DatapointTopic(p.project, "up")
@@ -234,16 +271,16 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 		t.Fatalf("upload: %d %s", status, body)
 	}
 	within(t, 5*time.Second, "live data of an upload", func() bool { return rd.received(up) == 1 })
-	// What came in over MQTT is not published again: the broker carried
-	// the gateway's own message already (the upload's live data, later,
-	// has arrived, so a second copy would have too).
-	if n := rd.received(topic); n != 1 {
-		t.Errorf("the read user got the gateway's observations %d times, want once", n)
+	// Nothing came twice (the upload's live data, later, has arrived, so a
+	// second copy would have too): in external mode what came in over MQTT
+	// is not published again as live data.
+	if n := rd.received(topic); n != want {
+		t.Errorf("the read user got %d messages of the gateway's observations, want %d", n, want)
 	}
 
 	// A new password through PUT: the old session closes, the old password
 	// is refused, the new one works.
-	status, body = s.request("PUT", fmt.Sprintf("/v2/project/%d/mqttuser/%d", p.project, rdID), extAdmin, `{"password":"rd-password-2"}`)
+	status, body := s.request("PUT", fmt.Sprintf("/v2/project/%d/mqttuser/%d", p.project, rdID), extAdmin, `{"password":"rd-password-2"}`)
 	if status != 201 {
 		t.Fatalf("PUT password: %d %s", status, body)
 	}
@@ -282,6 +319,9 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 	}
 	p.mustConnect(user, pw2)
 
+	if !external {
+		return
+	}
 	// The broker away: no MQTT user can be made (503), and none is left.
 	p.broker.Stop(t)
 	status, body = s.request("POST", fmt.Sprintf("/v2/project/%d/mqttuser", p.project), extAdmin,
@@ -306,9 +346,6 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 		return status == 201
 	})
 	p.mustConnect("late", "late-password")
-	if err := s.stop(syscall.SIGTERM); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.log)
-	}
 }
 
 // A kill -9 of bdp while a gateway publishes loses nothing Mosquitto
@@ -316,7 +353,7 @@ func TestServeExternalMQTTUsers(t *testing.T) {
 // stored, and its persistent session at Mosquitto keeps the rest until
 // bdp is back.
 func TestServeExternalMQTTIngestSurvivesKill9(t *testing.T) {
-	p := newExternalPlatform(t)
+	p := newMQTTPlatform(t, true)
 	s := p.start()
 	p.createProject(s)
 	p.mqttUser(s, "gw", "gw-password-1", "write")
