@@ -341,3 +341,11 @@ func (s *Server) handOverMQTTPassword(c *fiber.Ctx, u store.MQTTUser, password s
 	}
 	return s.mqttPW.SetPassword(c.UserContext(), u, password)
 }
+
+// External broker failures (BDP_MQTT_EXTERNAL), for the routes' 503 in
+// the OpenAPI document.
+const (
+	mqttCreate503 = "unavailable for now; with an external MQTT broker also when the broker did not take the password: the user is not created"
+	mqttChange503 = "unavailable for now; with an external MQTT broker also when the broker did not take the new password: " +
+		"it is stored but not in force there until set again"
+)

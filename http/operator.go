@@ -35,7 +35,7 @@ func operatorRoutes(s *Server) []*route {
 		{Method: "POST", Path: "/operator/projects/{project_id}/edge", Tag: tag, Op: "create", Status: fiber.StatusCreated,
 			Summary: "MQTT credentials for the project's edge device (username edge-{project_id}, topics below edge/{project_id}/, no expiry); " +
 				"calling again gives a new password and closes the session that used the old one",
-			Resp: envelopeOf[edgeCredentials]{}, Handle: s.putEdgeCredentials},
+			Resp: envelopeOf[edgeCredentials]{}, Handle: s.putEdgeCredentials, Errors: map[int]string{503: mqttChange503}},
 		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in a base currency of the operator's choice (EUR in the defaults); conversions use ratios only",
 			Resp: envelopeOf[map[string]float64]{}, Handle: s.getCurrencyRates},
 		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 of the base currency",

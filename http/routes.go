@@ -151,14 +151,14 @@ func v2Routes(s *Server) []*route {
 			Summary: "Create a short-lived MQTT user of the project (default validity 3600 s, at most 7200 s)", Doc: mqttUserDoc,
 			Body: mqttUserRequest{}, Resp: envelopeOf[mqttUserObject]{}, Handle: s.createMQTTUser,
 			Errors: map[int]string{403: "no grant of this endpoint or project, or no TagAuth of the project giving the caller the rights asked for",
-				409: "the username is taken"}},
+				409: "the username is taken", 503: mqttCreate503}},
 		{Method: "PUT", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Status: fiber.StatusCreated,
 			Summary: "Change an MQTT user: password, rights, validity (counted from now, at most 7200 s), description; all optional; " +
 				"operation is the empty string, as in api.md",
 			Doc:  "The same rules as creation: rights need the caller's TagAuth access, and only the user's creator or a company role holder may change it.",
 			Body: mqttUserUpdate{}, Resp: envelopeOf[mqttUserObject]{}, Handle: s.updateMQTTUser,
 			Errors: map[int]string{403: "no grant of this endpoint or project, no TagAuth of the project giving the caller the rights, " +
-				"or the MQTT user was created by someone else and the caller holds no company role"}},
+				"or the MQTT user was created by someone else and the caller holds no company role", 503: mqttChange503}},
 		{Method: "GET", Path: "/v2/project/{project_id}/mqttusers", Tag: project, Summary: "List the unexpired MQTT users of the project (beyond api.md)",
 			Resp: []mqttUserObject{}, Handle: s.listMQTTUsers},
 		{Method: "GET", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Summary: "An MQTT user of the project (beyond api.md)",

@@ -551,3 +551,35 @@ func TestExternalResyncsWhenTheBrokerIsBack(t *testing.T) {
 	gw.publish(t, codec.DatapointTopic(pid, "after"), `{"time":"2026-01-02T03:04:05Z","value":1}`)
 	eventually(t, "ingestion after the broker is back", func() bool { return f.stored(t, pid, "after") == 1 })
 }
+
+// What is no datapoint's topic, no observation or an observation the
+// pipeline refuses is dropped and counted by reason; it holds nothing up
+// (acknowledgements go out in order, so one left pending would).
+func TestExternalIngestDropsBadMessagesAndGoesOn(t *testing.T) {
+	f := newExternalFixture(t)
+	pid, admin := f.company(t, "acme")
+	f.mqttUser(t, store.MQTTUser{ProjectID: pid, Username: "gw", Rights: store.MQTTWrite, CreatedBy: admin}, "gw-password")
+	gw := f.mustConnect(t, "gw", "gw-password")
+	ok := `{"time":"2026-01-02T03:04:05Z","value":1}`
+	for _, c := range []struct{ topic, payload string }{
+		{fmt.Sprintf("project/%d/datapoint/bad%%zzescape", pid), ok},                   // topic
+		{fmt.Sprintf("project/%d/datapoint/", pid) + "x/y", ok},                        // topic: a / not escaped
+		{codec.DatapointTopic(pid, "p1"), `{"time":"2026-01-02T03:04:05Z"}`},           // payload
+		{codec.DatapointTopic(pid, "p2"), `not json`},                                  // payload
+		{codec.DatapointTopic(pid, "p3"), `{"time":"1800-01-02T03:04:05Z","value":1}`}, // invalid
+	} {
+		gw.publish(t, c.topic, c.payload)
+	}
+	gw.publish(t, codec.DatapointTopic(pid, "good"), ok)
+	eventually(t, "the good message stored after the bad ones", func() bool { return f.stored(t, pid, "good") == 1 })
+	for reason, want := range map[string]float64{dropReasonTopic: 2, dropReasonPayload: 2, dropReasonInvalid: 1} {
+		if got := testutil.ToFloat64(f.ext.metrics.dropped.WithLabelValues(reason)); got != want {
+			t.Errorf("dropped for %s: %v, want %v", reason, got, want)
+		}
+	}
+	for _, id := range []string{"p1", "p2", "p3"} {
+		if n := f.stored(t, pid, id); n != 0 {
+			t.Errorf("%s: %d observations stored from a bad message", id, n)
+		}
+	}
+}
