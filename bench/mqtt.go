@@ -127,18 +127,12 @@ func MQTT(ctx context.Context, o MQTTOptions) (map[string]any, error) {
 		}
 	}
 	if o.Subscribers > 0 {
-		stop := b.perf("live")
-		err := b.live(ctx, result)
-		stop()
-		if err != nil {
+		if err := b.measured(ctx, "live", result, b.live); err != nil {
 			return nil, fmt.Errorf("live out: %w", err)
 		}
 	}
 	if o.Publishers > 0 {
-		stop := b.perf("ingest")
-		err := b.ingest(ctx, result)
-		stop()
-		if err != nil {
+		if err := b.measured(ctx, "ingest", result, b.ingest); err != nil {
 			return nil, fmt.Errorf("ingestion in: %w", err)
 		}
 	}
@@ -178,6 +172,42 @@ func (b *mqttBench) progress(format string, args ...any) {
 	fmt.Fprintf(b.o.Progress, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
+// measured runs one part with bdp serve's CPU recorded (-perf) and
+// reports the CPU seconds bdp serve and this process spent in it: on a
+// small machine the clients compete with the server they measure.
+func (b *mqttBench) measured(ctx context.Context, part string, result map[string]any, run func(context.Context, map[string]any) error) error {
+	stop := b.perf(part)
+	defer stop()
+	bdp0, self0, err := b.cpuSeconds(ctx)
+	if err != nil {
+		return err
+	}
+	if err := run(ctx, result); err != nil {
+		return err
+	}
+	bdp1, self1, err := b.cpuSeconds(ctx)
+	if err != nil {
+		return err
+	}
+	result[part+"_bdp_cpu_s"], result[part+"_bench_cpu_s"] = round(bdp1-bdp0), round(self1-self0)
+	return nil
+}
+
+// cpuSeconds are the CPU seconds used so far by bdp serve (its /metrics)
+// and by this process.
+func (b *mqttBench) cpuSeconds(ctx context.Context) (bdp, self float64, err error) {
+	m, err := b.metrics(ctx, "process_cpu_seconds_total")
+	if err != nil {
+		return 0, 0, err
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0, fmt.Errorf("getrusage: %w", err)
+	}
+	seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return m["process_cpu_seconds_total"], seconds(ru.Utime) + seconds(ru.Stime), nil
+}
+
 // perf records bdp serve's CPU until the returned func is called, if a
 // prefix was given. A failure to start perf is reported, not fatal: the
 // figures do not depend on it.
@@ -194,8 +224,12 @@ func (b *mqttBench) perf(part string) (stop func()) {
 	}
 	return func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		if err := cmd.Wait(); err != nil {
-			b.progress("perf record: %v", err)
+		// perf exits through the interrupt; the file tells whether it
+		// recorded.
+		_ = cmd.Wait()
+		if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+			b.progress("perf record wrote nothing to %s", out)
+			return
 		}
 		b.progress("CPU profile of bdp serve during %s: %s (perf report -i %s)", part, out, out)
 	}
