@@ -119,10 +119,9 @@ func ingestPayload(base time.Time, first, n int) []byte {
 // in flight: tokens queue in the order sent, and one goroutine waits for
 // them in that order (the broker acknowledges in about that order).
 func (b *mqttBench) publishMQTT(ctx context.Context, g int, next func() (string, []byte), acked *atomic.Int64) error {
-	opts := paho.NewClientOptions().AddBroker("tcp://" + b.broker).SetClientID("ingest-pub-" + strconv.Itoa(g)).
-		SetUsername(b.writer.username).SetPassword(b.writer.password).SetCleanSession(true).
-		SetAutoReconnect(false).SetConnectTimeout(10 * time.Second).SetKeepAlive(30 * time.Second)
-	client := paho.NewClient(opts)
+	client := b.pahoClient("ingest-pub-"+strconv.Itoa(g), b.writer, func(err error) {
+		b.progress("ingest: publisher %d lost its connection: %v", g, err)
+	})
 	if err := wait(ctx, client.Connect()); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}

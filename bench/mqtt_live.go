@@ -93,11 +93,9 @@ type liveSubscriber struct {
 
 func (b *mqttBench) subscribe(ctx context.Context, i int, epoch time.Time) (*liveSubscriber, error) {
 	s := &liveSubscriber{}
-	opts := paho.NewClientOptions().AddBroker("tcp://" + b.broker).SetClientID("live-sub-" + strconv.Itoa(i)).
-		SetUsername(b.reader.username).SetPassword(b.reader.password).SetCleanSession(true).
-		SetAutoReconnect(false).SetConnectTimeout(10 * time.Second).SetKeepAlive(30 * time.Second)
-	opts.SetConnectionLostHandler(func(_ paho.Client, err error) { b.progress("live: subscriber %d lost its connection: %v", i, err) })
-	s.client = paho.NewClient(opts)
+	s.client = b.pahoClient("live-sub-"+strconv.Itoa(i), b.reader, func(err error) {
+		b.progress("live: subscriber %d lost its connection: %v", i, err)
+	})
 	if err := wait(ctx, s.client.Connect()); err != nil {
 		return nil, fmt.Errorf("subscriber %d: connect: %w", i, err)
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +23,7 @@ func mqttScenario() scenario {
 	}
 }
 
-func runMQTT(ctx context.Context, args []string) (map[string]any, error) {
+func runMQTT(ctx context.Context, args []string) (_ map[string]any, err error) {
 	fs := flag.NewFlagSet("mqtt", flag.ContinueOnError)
 	o := bench.MQTTOptions{Progress: os.Stderr}
 	fs.StringVar(&o.Binary, "bdp", "bin/bdp", "path of the bdp binary to measure")
@@ -38,6 +40,7 @@ func runMQTT(ctx context.Context, args []string) (map[string]any, error) {
 	fs.IntVar(&o.Window, "window", 256, "ingest: unacknowledged publishes (requests) per publisher (uploader)")
 	fs.DurationVar(&o.IngestDuration, "ingest-duration", 20*time.Second, "ingest: how long each of MQTT and HTTP runs")
 	fs.StringVar(&o.PerfPrefix, "perf", "", "record bdp serve's CPU with perf during live and ingest into PREFIX.live.data and PREFIX.ingest.data")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of this process (the clients) to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -53,6 +56,18 @@ func runMQTT(ctx context.Context, args []string) (map[string]any, error) {
 		} else if *n <= 0 {
 			return nil, fmt.Errorf("part %s needs a positive count", part)
 		}
+	}
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			return nil, err
+		}
+		// A profile cut short by a failed close is worth an error.
+		defer func() { err = errors.Join(err, f.Close()) }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return bench.MQTT(ctx, o)
 }
