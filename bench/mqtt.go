@@ -30,6 +30,11 @@ type MQTTOptions struct {
 	LiveRate       int           // default 20,000
 	LiveDatapoints int           // default 1,000
 	Duration       time.Duration // default 60 s
+	// RawSubscribers: the subscribers are the bench's own minimal MQTT
+	// 3.1.1 clients rather than paho, which spends some microseconds of
+	// this process's CPU on each message, on a machine shared with the
+	// server measured.
+	RawSubscribers bool
 	// Drain bounds the wait for messages still on their way once the
 	// uploads stop; default 10 s.
 	Drain time.Duration

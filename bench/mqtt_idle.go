@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -150,7 +149,7 @@ func (b *mqttBench) rawConnect(ctx context.Context, clientID string, cred mqttCr
 		return nil, err
 	}
 	var ack [4]byte
-	if _, err := io.ReadFull(bufio.NewReaderSize(c, 16), ack[:]); err != nil {
+	if _, err := io.ReadFull(c, ack[:]); err != nil { // unbuffered: what follows is the caller's
 		c.Close()
 		return nil, fmt.Errorf("no CONNACK: %w", err)
 	}

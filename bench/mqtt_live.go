@@ -35,7 +35,7 @@ func (b *mqttBench) live(ctx context.Context, result map[string]any) error {
 		if err != nil {
 			return err
 		}
-		defer s.client.Disconnect(100)
+		defer s.close()
 		subs[i] = s
 	}
 	before, err := b.metrics(ctx, liveDropSeries...)
@@ -84,36 +84,51 @@ var liveDropSeries = []string{"bdp_mqtt_live_dropped_total", "bdp_mqtt_live_fail
 	"bdp_mqtt_messages_dropped_total", "bdp_mqtt_inflight_dropped_total"}
 
 type liveSubscriber struct {
-	client    paho.Client
+	close     func()
+	epoch     time.Time
 	received  atomic.Int64
 	malformed atomic.Int64
 	mu        sync.Mutex
 	latencies latencies
 }
 
+// receive records one live message.
+func (s *liveSubscriber) receive(payload []byte) {
+	now := time.Since(s.epoch).Microseconds()
+	sent, ok := liveValue(payload)
+	if !ok {
+		s.malformed.Add(1)
+		return
+	}
+	s.mu.Lock()
+	s.latencies.add(now - sent)
+	s.mu.Unlock()
+	s.received.Add(1)
+}
+
+// subscribe connects subscriber i, a paho client or, with
+// o.RawSubscribers, the bench's own minimal one (mqtt_rawsub.go).
 func (b *mqttBench) subscribe(ctx context.Context, i int, epoch time.Time) (*liveSubscriber, error) {
-	s := &liveSubscriber{}
-	s.client = b.pahoClient("live-sub-"+strconv.Itoa(i), b.reader, func(err error) {
+	s := &liveSubscriber{epoch: epoch}
+	id := "live-sub-" + strconv.Itoa(i)
+	filter := "project/" + strconv.FormatInt(b.ProjectID, 10) + "/#"
+	if b.o.RawSubscribers {
+		close, err := b.rawSubscribe(ctx, id, filter, s.receive)
+		if err != nil {
+			return nil, fmt.Errorf("subscriber %d: %w", i, err)
+		}
+		s.close = close
+		return s, nil
+	}
+	client := b.pahoClient(id, b.reader, func(err error) {
 		b.progress("live: subscriber %d lost its connection: %v", i, err)
 	})
-	if err := wait(ctx, s.client.Connect()); err != nil {
+	if err := wait(ctx, client.Connect()); err != nil {
 		return nil, fmt.Errorf("subscriber %d: connect: %w", i, err)
 	}
-	filter := "project/" + strconv.FormatInt(b.ProjectID, 10) + "/#"
-	err := wait(ctx, s.client.Subscribe(filter, 1, func(_ paho.Client, m paho.Message) {
-		now := time.Since(epoch).Microseconds()
-		sent, ok := liveValue(m.Payload())
-		if !ok {
-			s.malformed.Add(1)
-			return
-		}
-		s.mu.Lock()
-		s.latencies.add(now - sent)
-		s.mu.Unlock()
-		s.received.Add(1)
-	}))
-	if err != nil {
-		s.client.Disconnect(0)
+	s.close = func() { client.Disconnect(100) }
+	if err := wait(ctx, client.Subscribe(filter, 1, func(_ paho.Client, m paho.Message) { s.receive(m.Payload()) })); err != nil {
+		s.close()
 		return nil, fmt.Errorf("subscriber %d: subscribe: %w", i, err)
 	}
 	return s, nil

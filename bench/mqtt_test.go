@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +65,34 @@ func TestLiveBody(t *testing.T) {
 	}
 	if v, ok := liveValue([]byte(`{"time":"2026-01-01T00:00:00Z","value":1.234e+06}`)); !ok || v != 1234000 {
 		t.Errorf("liveValue = %d, %v", v, ok)
+	}
+}
+
+// The raw subscriber reads the SUBACK, hands over each PUBLISH's payload
+// and acknowledges QoS 1 with its packet id; a refused SUBACK is an error.
+func TestReadPublishes(t *testing.T) {
+	publish := func(qos byte, id uint16, topic, payload string) []byte {
+		body := append([]byte{byte(len(topic) >> 8), byte(len(topic))}, topic...)
+		if qos > 0 {
+			body = append(body, byte(id>>8), byte(id))
+		}
+		body = append(body, payload...)
+		return append(append([]byte{0x30 | qos<<1}, remainingLength(len(body))...), body...)
+	}
+	long := strings.Repeat("x", 300) // a two-byte remaining length
+	in := append([]byte{0x90, 3, 0, 1, 1}, publish(1, 0x1234, "project/1/datapoint/a", `{"value":1}`)...)
+	in = append(in, publish(0, 0, "project/1/datapoint/b", long)...)
+	subscribed := make(chan error, 1)
+	var acks bytes.Buffer
+	var got []string
+	err := readPublishes(bufio.NewReader(bytes.NewReader(in)), &acks, subscribed, func(p []byte) { got = append(got, string(p)) })
+	if err != io.EOF || <-subscribed != nil {
+		t.Fatalf("err %v", err)
+	}
+	if !slices.Equal(got, []string{`{"value":1}`, long}) || !bytes.Equal(acks.Bytes(), []byte{0x40, 2, 0x12, 0x34}) {
+		t.Errorf("received %q, acknowledged % x", got, acks.Bytes())
+	}
+	if readPublishes(bufio.NewReader(bytes.NewReader([]byte{0x90, 3, 0, 1, 0x80})), io.Discard, subscribed, nil); <-subscribed == nil {
+		t.Error("a refused subscription passed")
 	}
 }
