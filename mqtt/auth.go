@@ -1,7 +1,6 @@
 package mqtt
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -51,9 +50,15 @@ type authHook struct {
 
 func (h *authHook) ID() string { return "bdp-auth" }
 
+// Provides is asked by mochi for every hook on every call, deliveries
+// included: a switch, not a search.
 func (h *authHook) Provides(b byte) bool {
-	return bytes.Contains([]byte{mochi.OnConnect, mochi.OnConnectAuthenticate, mochi.OnACLCheck,
-		mochi.OnSubscribed, mochi.OnSessionEstablished, mochi.OnDisconnect, mochi.OnClientExpired}, []byte{b})
+	switch b {
+	case mochi.OnConnect, mochi.OnConnectAuthenticate, mochi.OnACLCheck, mochi.OnSubscribed,
+		mochi.OnSessionEstablished, mochi.OnDisconnect, mochi.OnClientExpired:
+		return true
+	}
+	return false
 }
 
 // OnConnect authenticates the client and records its account; a refusal
