@@ -38,6 +38,9 @@ type connectCode struct {
 // codeExpiredSession ends the sessions of an expired user (DISCONNECT).
 var codeExpiredSession = packets.Code{Code: 0x87, Reason: "not authorized: the credentials have expired"}
 
+// maxUsernameLen is the longest username the API stores (bytes).
+const maxUsernameLen = 64
+
 // authTimeout bounds the database lookups and the hash of one CONNECT.
 const authTimeout = 10 * time.Second
 
@@ -186,7 +189,14 @@ func (e *Embedded) authenticate(ctx context.Context, username, password, remote 
 		return Account{}, "", refusedThrottled
 	}
 	begun := e.creds.Begin()
-	u, err := e.deps.Store.MQTTUserByUsername(ctx, username)
+	var u store.MQTTUser
+	err := fault.NotFoundf("MQTT user")
+	// No stored username is longer or holds NUL (PostgreSQL text cannot):
+	// such a one is unknown without asking the database, which would
+	// fail, and a failure would neither cost a hash nor count.
+	if len(username) <= maxUsernameLen && !strings.ContainsRune(username, 0) {
+		u, err = e.deps.Store.MQTTUserByUsername(ctx, username)
+	}
 	var hash, absent string
 	switch {
 	case fault.Is(err, fault.NotFound):

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -312,6 +313,8 @@ func TestConnectRefusals(t *testing.T) {
 		{"wrong password", "c-wrong", "reader", "not-the-password", nil, 0x86, refusedBadPassword},
 		{"unknown user", "c-unknown", "nobody", "reader-password", nil, 0x86, refusedUnknownUser},
 		{"expired", "c-expired", "lapsed", "lapsed-password", nil, 0x87, refusedExpired},
+		{"username too long to exist", "c-long", strings.Repeat("r", 65), "reader-password", nil, 0x86, refusedUnknownUser},
+		{"username with NUL", "c-nul", "reader\x00", "reader-password", nil, 0x86, refusedUnknownUser},
 		{"inline client id", "inline", "reader", "reader-password", nil, 0x85, refusedReserved},
 		{"platform client id", "bdp", "reader", "reader-password", nil, 0x85, refusedReserved},
 		{"will of a user", "c-will", "reader", "reader-password", []connect5Options{willOn("project/" + strconv.FormatInt(e.p, 10) + "/datapoint/x")}, 0x87, refusedWill},
