@@ -128,6 +128,7 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 		e.ingest = newExternalIngest(e, cfg.Sink)
 	}
 	up := make(chan struct{}, 1)
+	refused := make(chan error, 1) // the broker's refusal of the first CONNECT: a configuration error
 	e.cm, err = autopaho.NewConnection(e.ctx, autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		KeepAlive:                     20,
@@ -165,7 +166,17 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 			}
 			return true
 		},
-		OnConnectError: func(err error) { e.log.Warn("connect to the external MQTT broker", "err", err) },
+		OnConnectError: func(err error) {
+			var connack *autopaho.ConnackError
+			if !e.firstUp.Load() && errors.As(err, &connack) {
+				select {
+				case refused <- err:
+				default:
+				}
+				return
+			}
+			e.log.Warn("connect to the external MQTT broker", "err", err)
+		},
 		ClientConfig: paho.ClientConfig{
 			ClientID:                   cfg.ClientID,
 			EnableManualAcknowledgment: true,
@@ -181,6 +192,10 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	defer cancel()
 	select {
 	case <-up:
+	case err := <-refused:
+		_ = e.Close(context.Background())
+		return nil, fmt.Errorf("external MQTT broker %s refused bdp's admin client %s (check BDP_MQTT_ADMIN_USER and BDP_MQTT_ADMIN_PASSWORD): %w",
+			cfg.URL, cfg.AdminUser, err)
 	case <-wait.Done():
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("external MQTT broker %s: no connection as %s within %s (see the log for why)", cfg.URL, cfg.AdminUser, connectTimeout)
