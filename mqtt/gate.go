@@ -88,20 +88,27 @@ func (g *Gate) Invalidate() { g.gen.Add(1) }
 // A creator who was deleted or holds no role of the project's company
 // gives nothing; so does a failed lookup.
 func (g *Gate) Allowed(acct Account, projectID int64, dataPointID string, write bool) bool {
+	ok, _ := g.decideFor(acct, projectID, dataPointID, write)
+	return ok
+}
+
+// decideFor is Allowed with the reason it could not decide: a database
+// that did not answer (the decision is not cached then).
+func (g *Gate) decideFor(acct Account, projectID int64, dataPointID string, write bool) (bool, error) {
 	if acct.ProjectID != projectID {
-		return false
+		return false, nil
 	}
 	if acct.Edge {
-		return true
+		return true, nil
 	}
 	if acct.CreatedBy == 0 || write && !acct.Write {
-		return false
+		return false, nil
 	}
-	a := g.access(acct.CreatedBy, projectID, dataPointID)
+	a, err := g.access(acct.CreatedBy, projectID, dataPointID)
 	if write {
-		return a.Write
+		return a.Write, err
 	}
-	return a.Read
+	return a.Read, err
 }
 
 // MayRead tells whether acct may receive a publish on topic: for a
@@ -118,20 +125,20 @@ func (g *Gate) MayRead(acct Account, topic string) bool {
 	return g.Allowed(acct, projectID, dataPointID, false)
 }
 
-func (g *Gate) access(creator, projectID int64, dataPointID string) rbac.Access {
+func (g *Gate) access(creator, projectID int64, dataPointID string) (rbac.Access, error) {
 	gen := g.gen.Load()
 	key := decisionKey{creator, projectID, dataPointID}
 	g.mu.RLock()
 	d, ok := g.decisions[key]
 	g.mu.RUnlock()
 	if ok && d.gen == gen {
-		return d.access
+		return d.access, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gateLoadTimeout)
 	defer cancel()
 	a, err := g.decide(ctx, gen, creator, projectID, dataPointID)
 	if err != nil {
-		return rbac.Access{} // not cached: the next message asks again
+		return rbac.Access{}, err // not cached: the next message asks again
 	}
 	g.mu.Lock()
 	if len(g.decisions) >= maxDecisions {
@@ -139,7 +146,7 @@ func (g *Gate) access(creator, projectID int64, dataPointID string) rbac.Access 
 	}
 	g.decisions[key] = decisionEntry{access: a, gen: gen}
 	g.mu.Unlock()
-	return a
+	return a, nil
 }
 
 // decide computes one decision from the creator's permissions and the

@@ -142,7 +142,13 @@ func (h *Ingest) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet,
 	if err != nil {
 		return pk, h.drop(cl, pk, dropTopic, packets.ErrTopicNameInvalid)
 	}
-	if !h.gate.Allowed(acct, projectID, dataPointID, true) {
+	allowed, err := h.gate.decideFor(acct, projectID, dataPointID, true)
+	if err != nil {
+		// The database did not answer: like a failed commit, so the
+		// message is sent again rather than dropped.
+		return pk, h.failed(cl, pk, err)
+	}
+	if !allowed {
 		return pk, h.drop(cl, pk, dropUnauthorized, packets.ErrNotAuthorized)
 	}
 	tvs, err := codec.DecodeObservations(pk.Payload)
@@ -160,14 +166,25 @@ func (h *Ingest) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet,
 	// client's messages in the order sent; only the wait is elsewhere.
 	done, err := h.sink.Enqueue(h.ctx, pipeline.SourceMQTT, obs)
 	if err != nil {
-		failed := make(chan error, 1)
-		failed <- err
-		done = failed
+		return pk, h.failed(cl, pk, err)
 	}
 	if pk.FixedHeader.Qos > 0 {
 		h.pending(cl, pendingAck{id: pk.PacketID, qos: pk.FixedHeader.Qos, done: done})
 	}
 	return pk, packets.ErrRejectPacket
+}
+
+// failed answers a publish that could not be stored, in its turn, as a
+// failed commit is answered.
+func (h *Ingest) failed(cl *mochi.Client, pk packets.Packet, err error) error {
+	if pk.FixedHeader.Qos > 0 {
+		done := make(chan error, 1)
+		done <- err
+		h.pending(cl, pendingAck{id: pk.PacketID, qos: pk.FixedHeader.Qos, done: done})
+	} else {
+		h.dropped.WithLabelValues("storage").Inc()
+	}
+	return packets.ErrRejectPacket
 }
 
 // drop counts a refused publish and acknowledges it in its turn.

@@ -167,3 +167,29 @@ func TestIngestFollowsTheCreator(t *testing.T) {
 		t.Error("a read user may write")
 	}
 }
+
+// When the observations cannot be stored, the publisher is not told they
+// were: MQTT 5 gets 0x80, an MQTT 3.1.1 client no PUBACK (its connection
+// is closed, so it sends the message again after reconnecting).
+func TestIngestStorageFailure(t *testing.T) {
+	e := newLiveEnv(t, liveEnvConfig{})
+	e.account("writer", e.p1, e.tagged, true)
+	v5 := e.publisher5("writer")
+	v3 := e.publisher3("writer")
+	room := codec.DatapointTopic(e.p1, "room-1")
+	e.batcher.Stop() // the pipeline refuses every write from now on
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, _ := v5.Publish(ctx, &paho.Publish{Topic: room, QoS: 1, Payload: []byte(payloadOf(0, 1))})
+	if resp == nil || resp.ReasonCode != 0x80 {
+		t.Errorf("MQTT 5 PUBACK %+v, want 0x80", resp)
+	}
+	tok := v3.Publish(room, 1, false, payloadOf(1, 1))
+	if !tok.WaitTimeout(5*time.Second) || tok.Error() == nil {
+		t.Errorf("MQTT 3.1.1: publish completed without error (%v); want the connection closed, no PUBACK", tok.Error())
+	}
+	waitFor(t, "the 3.1.1 client to be disconnected", func() bool { return !v3.IsConnectionOpen() })
+	if d := e.metric("bdp_mqtt_ingest_dropped_total", "reason", "storage"); d != 2 {
+		t.Errorf("dropped{reason=storage} %v, want 2", d)
+	}
+}

@@ -158,7 +158,7 @@ func (l *Live) publish(s pipeline.Stored) {
 	var last pipeline.Observation
 	published, failed := 0, 0
 	for i, o := range s.Obs {
-		if l.skip[s.Sources[i]] {
+		if len(l.skip) > 0 && l.skip[s.Sources[i]] {
 			continue
 		}
 		if topic == "" || o.ProjectID != last.ProjectID || o.DataPointID != last.DataPointID {
