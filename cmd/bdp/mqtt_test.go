@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,4 +73,106 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// The real binary's broker follows the API: an MQTT user deleted over
+// HTTP loses its session at once, one made with a 2-s validity within 1 s
+// of valid_until (and is refused after), and edge credentials rotated by
+// the operator end the old session and refuse the old password.
+func TestServeMQTTSessionsFollowTheAPI(t *testing.T) {
+	s := startServe(t, newDataDir(t))
+	pid, admin := vdpProject(t, s)
+	type created struct {
+		ID         int64  `json:"id"`
+		ValidUntil string `json:"valid_until"`
+		Username   string `json:"username"`
+		Password   string `json:"password"`
+	}
+	post := func(path string, as func(*http.Request), body string) created {
+		t.Helper()
+		status, b := s.request("POST", path, as, body)
+		var env struct{ Resource created }
+		if status != 201 || json.Unmarshal(b, &env) != nil {
+			t.Fatalf("POST %s: %d %s", path, status, b)
+		}
+		return env.Resource
+	}
+	// connect logs in over MQTT 3.1.1; the channel tells when the broker
+	// ends the connection.
+	connect := func(clientID, username, password string) (paho.Client, chan time.Time, error) {
+		lost := make(chan time.Time, 1)
+		c := paho.NewClient(paho.NewClientOptions().AddBroker(mqttAddr(t, s)).SetClientID(clientID).SetUsername(username).
+			SetPassword(password).SetProtocolVersion(4).SetAutoReconnect(false).
+			SetConnectionLostHandler(func(paho.Client, error) { lost <- time.Now() }))
+		tok := c.Connect()
+		if !tok.WaitTimeout(15 * time.Second) {
+			t.Fatalf("CONNECT %s: no answer", username)
+		}
+		if tok.Error() == nil {
+			t.Cleanup(func() { c.Disconnect(0) })
+		}
+		return c, lost, tok.Error()
+	}
+	users := fmt.Sprintf("/v2/project/%d/mqttuser", pid)
+
+	gone := post(users, admin, `{"username":"e2e-gone","password":"mqtt-password-1","rights":"read"}`)
+	_, lost, err := connect("e2e-gone-1", "e2e-gone", "mqtt-password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if status, b := s.request("DELETE", fmt.Sprintf("%s/%d", users, gone.ID), admin, ""); status != 200 {
+		t.Fatalf("DELETE: %d %s", status, b)
+	}
+	select {
+	case at := <-lost:
+		if at.Sub(deleted) > time.Second {
+			t.Fatalf("session of the deleted user closed after %s", at.Sub(deleted))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("session of the deleted user still open")
+	}
+
+	brief := post(users, admin, `{"username":"e2e-brief","password":"mqtt-password-1","rights":"read","validity":2}`)
+	validUntil, err := time.Parse(time.RFC3339, brief.ValidUntil)
+	if err != nil {
+		t.Fatalf("valid_until %q: %v", brief.ValidUntil, err)
+	}
+	_, lost, err = connect("e2e-brief-1", "e2e-brief", "mqtt-password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-lost:
+		if at.Before(validUntil) || at.Sub(validUntil) > time.Second {
+			t.Fatalf("session closed at valid_until%+v, want within 1 s after it", at.Sub(validUntil))
+		}
+	case <-time.After(time.Until(validUntil) + 3*time.Second):
+		t.Fatal("session of the expired user still open")
+	}
+	if _, _, err := connect("e2e-brief-2", "e2e-brief", "mqtt-password-1"); !errors.Is(err, pahopackets.ErrorRefusedNotAuthorised) {
+		t.Fatalf("CONNECT after expiry: %v, want not authorized", err)
+	}
+
+	edgePath := fmt.Sprintf("/operator/projects/%d/edge", pid)
+	first := post(edgePath, operator, "")
+	_, lost, err = connect("e2e-edge", first.Username, first.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := post(edgePath, operator, "")
+	select {
+	case <-lost:
+	case <-time.After(3 * time.Second):
+		t.Fatal("edge session with the old password still open after rotation")
+	}
+	if _, _, err := connect("e2e-edge", first.Username, first.Password); !errors.Is(err, pahopackets.ErrorRefusedBadUsernameOrPassword) {
+		t.Fatalf("old edge password: %v", err)
+	}
+	if _, _, err := connect("e2e-edge", second.Username, second.Password); err != nil {
+		t.Fatalf("new edge password: %v", err)
+	}
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 }
