@@ -246,3 +246,42 @@ func forBrokers(t *testing.T, test func(t *testing.T, broker liveEnvConfig)) {
 	t.Run("mochi", func(t *testing.T) { test(t, liveEnvConfig{}) })
 	t.Run("embedded", func(t *testing.T) { test(t, liveEnvConfig{embedded: true}) })
 }
+
+// A creator who sees the project through a company role only gives its
+// MQTT user every datapoint, and nothing once the role is taken away.
+func TestLiveCompanyRoleRemoved(t *testing.T) {
+	forBrokers(t, func(t *testing.T, broker liveEnvConfig) {
+		ctx := context.Background()
+		e := newLiveEnv(t, broker)
+		admin, err := e.st.User(ctx, e.adminA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viewer, err := e.st.CreateUser(ctx, store.NewUser{CompanyID: admin.CompanyID, FirstName: "V", LastName: "Iewer",
+			Email: "viewer@a.test", PasswordHash: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		role, err := e.st.CreateCompanyRole(ctx, store.CompanyRole{Name: "viewers", CompanyID: admin.CompanyID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.st.AssignCompanyRole(ctx, role.ID, viewer.ID); err != nil {
+			t.Fatal(err)
+		}
+		acct := e.account("reader", e.p1, viewer.ID, false)
+		sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
+		e.upload(obsAt(e.p1, "office-1", 1, 1))
+		if got := sub.collect(1); len(got) != 1 {
+			t.Fatalf("under a company role received %v, want office-1", got)
+		}
+		if err := e.st.UnassignCompanyRole(ctx, role.ID, viewer.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the gate to follow", func() bool { return !e.gate.Allowed(acct, e.p1, "office-1", false) })
+		e.upload(obsAt(e.p1, "office-1", 2, 2))
+		if got := sub.collect(1); len(got) != 0 {
+			t.Fatalf("after the company role went, received %v", got)
+		}
+	})
+}
