@@ -176,3 +176,28 @@ func TestServeMQTTSessionsFollowTheAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// HTTP and MQTT share one login throttle: failed CONNECTs from an address
+// count against HTTP logins from it, so a guesser gains nothing by
+// alternating.
+func TestServeMQTTAndHTTPShareTheLoginThrottle(t *testing.T) {
+	s := startServe(t, newDataDir(t), "BDP_LOGIN_ADDRESS_FAILURES=3")
+	if status, body := s.request("POST", "/operator/companies", operator,
+		`{"name":"acme","admin":{"firstName":"Ada","lastName":"L","email":"ada@acme.test","password":"secret-pw-1"}}`); status != 201 {
+		t.Fatalf("create company: %d %s", status, body)
+	}
+	for i := range 3 {
+		c := paho.NewClient(paho.NewClientOptions().AddBroker(mqttAddr(t, s)).SetClientID(fmt.Sprintf("guess-%d", i)).
+			SetUsername(fmt.Sprintf("guess-%d", i)).SetPassword("wrong-password").SetProtocolVersion(4).SetAutoReconnect(false))
+		if tok := c.Connect(); !tok.WaitTimeout(15*time.Second) || tok.Error() == nil {
+			t.Fatalf("guess %d: %v", i, tok.Error())
+		}
+	}
+	// The right password over HTTP, from the same address: refused.
+	if status, body := s.request("GET", "/v2/user", basicAuth("ada@acme.test", "secret-pw-1"), ""); status != 429 {
+		t.Fatalf("HTTP login after 3 failed CONNECTs from the address: %d %s, want 429", status, body)
+	}
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+}
