@@ -98,8 +98,8 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "tcp" && u.Scheme != "mqtt") {
 		return nil, fmt.Errorf("external MQTT broker %q: want tcp://host:port", cfg.URL)
 	}
-	if cfg.AdminUser == "" || cfg.AdminPassword == "" {
-		return nil, errors.New("external MQTT broker: the admin user and password are required")
+	if cfg.AdminUser == "" || cfg.AdminPassword == "" || cfg.Store == nil {
+		return nil, errors.New("external MQTT broker: the admin user and password and the store are required")
 	}
 	if cfg.ClientID == "" {
 		host, _ := os.Hostname()

@@ -587,14 +587,19 @@ func TestExternalIngestDropsBadMessagesAndGoesOn(t *testing.T) {
 // A wrong admin password is a configuration error, reported at once.
 func TestExternalRefusedAdminFailsFast(t *testing.T) {
 	b := mosquittotest.Start(t)
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := StartExternal(ctx, ExternalConfig{URL: b.URL, AdminUser: b.AdminUser, AdminPassword: "wrong-password", ClientID: "bdp-refused"})
+	st, err := store.Open(ctx, testCluster.TestDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	start := time.Now()
+	_, err = StartExternal(ctx, ExternalConfig{URL: b.URL, AdminUser: b.AdminUser, AdminPassword: "wrong-password",
+		ClientID: "bdp-refused", Store: st})
 	if err == nil || !strings.Contains(err.Error(), "refused bdp's admin client") {
 		t.Fatalf("start with a wrong admin password: %v", err)
 	}
-	t.Log(err)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the refusal took %s to report", d)
 	}
