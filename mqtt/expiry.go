@@ -58,27 +58,37 @@ func (e *Embedded) runExpiry(ctx context.Context) {
 				timer.Stop()
 			}
 		case <-fired:
-			if err == nil {
-				e.expireDue(ctx)
+			if err == nil && !e.expireDue(ctx) {
+				// The database failed: wait before the next try rather
+				// than spin on an expiry that stays due.
+				retry := e.cfg.NewTimer(expiryRetry)
+				select {
+				case <-ctx.Done():
+					retry.Stop()
+					return
+				case <-retry.C():
+				}
 			}
 		}
 	}
 }
 
-// expireDue deletes the users expired by now and ends their sessions.
-func (e *Embedded) expireDue(ctx context.Context) {
+// expireDue deletes the users expired by now and ends their sessions; false
+// when the database failed.
+func (e *Embedded) expireDue(ctx context.Context) bool {
 	gone, err := e.deps.Store.DeleteExpiredMQTTUsers(ctx, e.cfg.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("mqtt expiry: delete expired users", slog.Any("error", err))
 		}
-		return
+		return false
 	}
 	for _, u := range gone {
 		e.expired.put(u, e.cfg.Now())
 		e.creds.DropUser(u.ID)
 		e.sessions.disconnect(u.ID, codeExpiredSession)
 	}
+	return true
 }
 
 // rearmExpiry wakes the expiry timer to look at the next expiry anew.
