@@ -604,3 +604,43 @@ func TestExternalRefusedAdminFailsFast(t *testing.T) {
 		t.Errorf("the refusal took %s to report", d)
 	}
 }
+
+// The Broker interface as the later edge connection uses it: the platform
+// subscribes to a project's edge tree and publishes into it; the edge
+// device, on its credentials, gets what the platform sends and reaches the
+// platform's subscription, until it unsubscribes.
+func TestExternalSubscribeAndPublishOnTheEdgeTree(t *testing.T) {
+	f := newExternalFixture(t)
+	pid, _ := f.company(t, "acme")
+	edge := f.mqttUser(t, store.MQTTUser{ProjectID: pid, Edge: true}, "edge-password")
+	device := f.mustConnect(t, edge.Username, "edge-password")
+	if !device.subscribe(t, fmt.Sprintf("edge/%d/#", pid)) {
+		t.Fatal("the device may not subscribe to its tree")
+	}
+	var mu sync.Mutex
+	var got []string
+	unsubscribe, err := f.ext.Subscribe(fmt.Sprintf("edge/%d/up/#", pid), func(topic string, payload []byte) {
+		mu.Lock()
+		got = append(got, topic+" "+string(payload))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	device.publish(t, fmt.Sprintf("edge/%d/up/status", pid), "ok")
+	eventually(t, "the platform gets the device's message", func() bool { return count() == 1 })
+	down := fmt.Sprintf("edge/%d/down/command", pid)
+	if err := f.ext.Publish(down, []byte("restart"), 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the device gets the platform's message", func() bool { return len(device.received(down)) == 1 })
+	unsubscribe()
+	device.publish(t, fmt.Sprintf("edge/%d/up/status", pid), "again")
+	device.publish(t, down, "echo") // on a topic the device receives too: a marker
+	eventually(t, "the device's marker", func() bool { return len(device.received(down)) == 2 })
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n != 1 {
+		t.Errorf("after unsubscribe the platform got %d messages, want 1: %v", n, got)
+	}
+}
