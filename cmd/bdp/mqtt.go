@@ -35,13 +35,9 @@ type mqttParts struct {
 // and runs no broker of its own; live data goes there, except what came in
 // over MQTT, which that broker has carried to its subscribers already.
 func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(), error) {
-	gate := mqtt.NewGate(p.store)
-	gateCtx, stopGate := context.WithCancel(context.Background())
-	gateDone := make(chan struct{})
-	go func() { defer close(gateDone); gate.Listen(gateCtx) }()
+	stopGate := func() {}
 	fail := func(err error) (mqtt.Broker, func(), error) {
 		stopGate()
-		<-gateDone
 		return nil, nil, err
 	}
 
@@ -56,6 +52,13 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 		}
 		b, skip = ext, []pipeline.Source{pipeline.SourceMQTT}
 	} else {
+		// The Gate follows changes of access through its own LISTEN
+		// connection; Mosquitto's ACLs do its work in external mode.
+		gate := mqtt.NewGate(p.store)
+		gateCtx, cancel := context.WithCancel(context.Background())
+		gateDone := make(chan struct{})
+		go func() { defer close(gateDone); gate.Listen(gateCtx) }()
+		stopGate = func() { cancel(); <-gateDone }
 		e, err := mqtt.NewEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL,
 			ClientQueue: int32(cfg.MQTTClientQueue)},
 			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry, Gate: gate})
@@ -89,6 +92,5 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 			ingest.Close() // after the broker: no client reads on
 		}
 		stopGate()
-		<-gateDone
 	}, nil
 }
