@@ -189,9 +189,13 @@ func (d *dynsec) received(payload []byte) {
 
 // Commands of the plugin that bdp uses.
 
-func dsCreateClient(username, password, role, textName string) DynsecCommand {
+func dsCreateClient(username, password, textName string, roles []string) DynsecCommand {
+	rs := make([]any, len(roles))
+	for i, r := range roles {
+		rs[i] = map[string]any{"rolename": r}
+	}
 	return DynsecCommand{"command": "createClient", "username": username, "password": password,
-		"textname": textName, "textdescription": dynsecManaged, "roles": []any{map[string]any{"rolename": role}}}
+		"textname": textName, "textdescription": dynsecManaged, "roles": rs}
 }
 
 func dsDeleteClient(username string) DynsecCommand {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +16,8 @@ import (
 
 // externalUsers keeps the plugin's clients and roles in line with
 // mqtt_users. Each MQTT user is a client (its username, its password, the
-// textdescription dynsecManaged) with one role of its own, rolePrefix+id,
-// whose ACLs are what the user may do now:
+// textdescription dynsecManaged) with roles whose ACLs are what the user
+// may do now (dynsec_roles.go):
 //   - subscribePattern on its tree (project/{p}/# or edge/{p}/#);
 //   - publishClientReceive on each datapoint topic its creator may read
 //     (TagAuths, rbac.DatapointAccess), or on project/{p}/datapoint/# when
@@ -44,23 +43,21 @@ type externalUsers struct {
 	e       *External
 	catalog *rbac.Catalog
 	kick    chan struct{} // capacity 1: a full sync is due
-	syncMu  sync.Mutex    // held by a sync of roles
-	rearm   chan struct{} // capacity 1: the next expiry may have moved
+	// syncMu is held by every change of clients and roles: syncs computed
+	// from different moments could otherwise undo each other, and a full
+	// sync could take a role just made for a new user for a stale one.
+	syncMu sync.Mutex
+	rearm  chan struct{} // capacity 1: the next expiry may have moved
 
 	mu       sync.Mutex
 	topics   map[string]struct{} // datapoint topics known to the last sync
 	projects map[int64]bool      // projects with MQTT users at the last sync
 }
 
-// rolePrefix names the role of each MQTT user: rolePrefix + its id.
-const rolePrefix = "bdp-mqttuser-"
-
 func newExternalUsers(e *External) *externalUsers {
 	return &externalUsers{e: e, catalog: rbac.NewCatalog(nil), kick: make(chan struct{}, 1),
 		rearm: make(chan struct{}, 1), topics: map[string]struct{}{}, projects: map[int64]bool{}}
 }
-
-func roleOf(id int64) string { return rolePrefix + strconv.FormatInt(id, 10) }
 
 // start makes the first full sync and starts following changes.
 func (x *externalUsers) start(ctx context.Context) error {
@@ -115,10 +112,12 @@ func (x *externalUsers) sawTopic(ctx context.Context, topic string) {
 	if !has {
 		return
 	}
+	x.syncMu.Lock()
 	users, err := x.e.cfg.Store.MQTTUsers(ctx, pid)
 	if err == nil {
-		err = x.syncRoles(ctx, users, false)
+		_, err = x.syncRoles(ctx, users, false, nil)
 	}
+	x.syncMu.Unlock()
 	if err != nil && x.e.ctx.Err() == nil {
 		x.e.log.Warn("list a new datapoint in the roles of its project's MQTT users; syncing all", "topic", topic, "err", err)
 		x.resync()
@@ -147,6 +146,8 @@ func (x *externalUsers) syncLoop() {
 // so a user created meanwhile (its row committed before its client is
 // made) is never taken for a stale client.
 func (x *externalUsers) syncAll(ctx context.Context, first bool) error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	ds := x.e.ds
 	answers, err := ds.Do(ctx, dsSetDefaultACLAccess(), dsListClients(), dsListRoles())
 	if err != nil {
@@ -161,6 +162,9 @@ func (x *externalUsers) syncAll(ctx context.Context, first bool) error {
 		Clients []struct {
 			Username        string `json:"username"`
 			TextDescription string `json:"textdescription"`
+			Roles           []struct {
+				Name string `json:"rolename"`
+			} `json:"roles"`
 		} `json:"clients"`
 	}
 	var roles struct {
@@ -176,34 +180,44 @@ func (x *externalUsers) syncAll(ctx context.Context, first bool) error {
 	if err != nil {
 		return err
 	}
-	byName, byRole := map[string]bool{}, map[string]bool{}
+	byName := map[string]bool{}
 	for _, u := range users {
-		byName[u.Username], byRole[roleOf(u.ID)] = true, true
+		byName[u.Username] = true
 	}
 	var stale []DynsecCommand
-	present := map[string]bool{}
+	clientRoles := map[string][]string{}
 	for _, c := range clients.Clients {
-		present[c.Username] = true
+		for _, r := range c.Roles {
+			clientRoles[c.Username] = append(clientRoles[c.Username], r.Name)
+		}
+		if _, ok := clientRoles[c.Username]; !ok {
+			clientRoles[c.Username] = []string{}
+		}
 		if c.TextDescription == dynsecManaged && !byName[c.Username] {
 			stale = append(stale, dsDeleteClient(c.Username)) // disconnects it
 		}
 	}
-	for _, r := range roles.Roles {
-		if strings.HasPrefix(r, rolePrefix) && !byRole[r] {
-			stale = append(stale, dsDeleteRole(r))
-		}
-	}
-	if err := x.runIgnoring(ctx, stale, dynsecClientNotFound, dynsecRoleNotFound); err != nil {
+	if err := x.runIgnoring(ctx, stale, dynsecClientNotFound); err != nil {
 		return err
 	}
 	for _, u := range users {
 		// Only at start: later a user's notice may come before its client.
-		if first && !present[u.Username] {
+		if _, present := clientRoles[u.Username]; first && !present {
 			x.e.log.Warn("MQTT user has no client at the external broker (its state was lost?); it can log in once its password is set again",
 				"mqtt_user", u.ID, "username", u.Username)
 		}
 	}
-	return x.syncRoles(ctx, users, true)
+	wanted, err := x.syncRoles(ctx, users, true, clientRoles)
+	if err != nil {
+		return err
+	}
+	stale = stale[:0]
+	for _, r := range roles.Roles {
+		if managedRole(r) && !wanted[r] {
+			stale = append(stale, dsDeleteRole(r))
+		}
+	}
+	return x.runIgnoring(ctx, stale, dynsecRoleNotFound)
 }
 
 // runIgnoring runs commands, taking the refusals named as success.
@@ -229,159 +243,6 @@ func fineError(err error, fine []string) bool {
 	return false
 }
 
-// syncRoles makes each user's role hold exactly the ACLs it should now;
-// all is true when users are all MQTT users. Syncs run one at a time: two
-// computed from different moments could otherwise undo each other.
-func (x *externalUsers) syncRoles(ctx context.Context, users []store.MQTTUser, all bool) error {
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
-	if len(users) == 0 {
-		x.remember(nil, nil, all)
-		return nil
-	}
-	want, topics, err := x.wantedACLs(ctx, users)
-	if err != nil {
-		return err
-	}
-	var cmds []DynsecCommand
-	for _, u := range users {
-		cmds = append(cmds, dsCreateRole(roleOf(u.ID)))
-	}
-	if err := x.runIgnoring(ctx, cmds, dynsecRoleExists); err != nil {
-		return err
-	}
-	cmds = cmds[:0]
-	for _, u := range users {
-		cmds = append(cmds, dsGetRole(roleOf(u.ID)))
-	}
-	answers, err := x.e.ds.Do(ctx, cmds...)
-	if err != nil {
-		return err
-	}
-	var changes []DynsecCommand
-	for i, u := range users {
-		if err := answers[i].Err(); err != nil {
-			return err
-		}
-		var got struct {
-			Role struct {
-				ACLs []dynsecACL `json:"acls"`
-			} `json:"role"`
-		}
-		if err := json.Unmarshal(answers[i].Data, &got); err != nil {
-			return fmt.Errorf("read role %s: %w", roleOf(u.ID), err)
-		}
-		has := map[dynsecACL]bool{}
-		for _, a := range got.Role.ACLs {
-			has[a] = true
-			if !want[u.ID][a] {
-				changes = append(changes, dsRemoveRoleACL(roleOf(u.ID), a))
-			}
-		}
-		for a := range want[u.ID] {
-			if !has[a] {
-				changes = append(changes, dsAddRoleACL(roleOf(u.ID), a))
-			}
-		}
-	}
-	if err := x.runIgnoring(ctx, changes, dynsecACLNotFound, dynsecACLExists); err != nil {
-		return err
-	}
-	x.remember(users, topics, all)
-	return nil
-}
-
-// remember notes the projects with MQTT users and their datapoint topics,
-// so that live data on a topic not among them leads to a sync.
-func (x *externalUsers) remember(users []store.MQTTUser, topics []string, all bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if all {
-		clear(x.projects)
-	}
-	for _, u := range users {
-		x.projects[u.ProjectID] = true
-	}
-	for _, t := range topics {
-		x.topics[t] = struct{}{}
-	}
-}
-
-// wantedACLs computes each user's ACLs from its creator's access now, and
-// returns the datapoint topics of the users' projects. It reads roles and
-// datapoints fresh from the store and decides with rbac.DatapointAccess,
-// the one function the Gate decides with too, rather than through the
-// Gate's cache: the Gate drops that cache on the same notices that start
-// a sync, in no order with it, so a sync reading through it could list
-// what a creator could reach before the change.
-func (x *externalUsers) wantedACLs(ctx context.Context, users []store.MQTTUser) (map[int64]map[dynsecACL]bool, []string, error) {
-	st := x.e.cfg.Store
-	perms := map[int64]*rbac.Permissions{}
-	datapoints := map[int64][]rbac.Datapoint{}
-	var topics []string
-	want := map[int64]map[dynsecACL]bool{}
-	for _, u := range users {
-		acls := map[dynsecACL]bool{}
-		want[u.ID] = acls
-		tree := Account{ProjectID: u.ProjectID, Edge: u.Edge}.TopicFilter()
-		acls[dynsecACL{"subscribePattern", tree}] = true
-		if u.Edge {
-			acls[dynsecACL{"publishClientSend", tree}] = true
-			acls[dynsecACL{"publishClientReceive", tree}] = true
-			continue
-		}
-		if u.CreatedBy == 0 {
-			continue // the creator is gone: nothing to receive
-		}
-		p, ok := perms[u.CreatedBy]
-		if !ok {
-			pr, err := st.Principal(ctx, u.CreatedBy)
-			if err != nil && !fault.Is(err, fault.NotFound) {
-				return nil, nil, fmt.Errorf("roles of user %d: %w", u.CreatedBy, err)
-			}
-			if err == nil {
-				p = rbac.Compute(x.catalog, pr)
-			}
-			perms[u.CreatedBy] = p
-		}
-		if p == nil {
-			continue
-		}
-		write := u.Rights == store.MQTTWrite
-		if p.HasCompanyRole() && p.CompanyID == u.CompanyID {
-			all := codec.ProjectTopicPrefix(u.ProjectID) + "datapoint/#"
-			acls[dynsecACL{"publishClientReceive", all}] = true
-			if write {
-				acls[dynsecACL{"publishClientSend", all}] = true
-			}
-			continue
-		}
-		dps, ok := datapoints[u.ProjectID]
-		if !ok {
-			list, err := st.ProjectDatapoints(ctx, u.ProjectID, nil)
-			if err != nil {
-				return nil, nil, fmt.Errorf("datapoints of project %d: %w", u.ProjectID, err)
-			}
-			for _, d := range list {
-				dps = append(dps, rbac.Datapoint{ID: d.ID, Tags: d.Tags})
-				topics = append(topics, codec.DatapointTopic(u.ProjectID, d.ID))
-			}
-			datapoints[u.ProjectID] = dps
-		}
-		for _, d := range dps {
-			a := p.DatapointAccess(u.ProjectID, d)
-			topic := codec.DatapointTopic(u.ProjectID, d.ID)
-			if a.Read {
-				acls[dynsecACL{"publishClientReceive", topic}] = true
-			}
-			if write && a.Write {
-				acls[dynsecACL{"publishClientSend", topic}] = true
-			}
-		}
-	}
-	return want, topics, nil
-}
-
 // SetPassword hands a new or changed password of an MQTT user to the
 // broker: the client is made anew with it (deleting it first disconnects
 // every session of the old password) and its role brought up to date.
@@ -389,13 +250,16 @@ func (x *externalUsers) wantedACLs(ctx context.Context, users []store.MQTTUser) 
 // answering, so that the answer means the password works.
 func (e *External) SetPassword(ctx context.Context, u store.MQTTUser, password string) error {
 	x := e.users
-	err := x.runIgnoring(ctx, []DynsecCommand{dsCreateRole(roleOf(u.ID)), dsDeleteClient(u.Username)},
-		dynsecRoleExists, dynsecClientNotFound)
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	// The roles first, filled, so that the client can do what it may from
+	// its first CONNECT on.
+	_, err := x.syncRoles(ctx, []store.MQTTUser{u}, false, nil)
 	if err == nil {
-		err = e.ds.Run(ctx, dsCreateClient(u.Username, password, roleOf(u.ID), "bdp MQTT user "+strconv.FormatInt(u.ID, 10)))
+		err = x.runIgnoring(ctx, []DynsecCommand{dsDeleteClient(u.Username)}, dynsecClientNotFound)
 	}
 	if err == nil {
-		err = x.syncRoles(ctx, []store.MQTTUser{u}, false)
+		err = e.ds.Run(ctx, dsCreateClient(u.Username, password, "bdp MQTT user "+strconv.FormatInt(u.ID, 10), rolesOf(u)))
 	}
 	if err != nil {
 		return fault.Wrap(fault.Unavailable, err, "the external MQTT broker did not take the password")

@@ -136,6 +136,35 @@ func TestExternalUsersAuthAndACL(t *testing.T) {
 	if n := f.stored(t, pid, "up%load"); n != 1 {
 		t.Errorf("live data was ingested back: %d observations of up%%load", n)
 	}
+
+	// Rights changed without a new password (PUT): the broker follows the
+	// notice, changing the client's roles, which closes its sessions
+	// (Mosquitto does so whenever a client's roles change); connected
+	// again, the read user made a write user may publish, and made a read
+	// user again it may not.
+	readerRow, err := f.store.MQTTUserByUsername(context.Background(), "reader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setRights := func(rights string) {
+		if _, err := f.store.UpdateMQTTUser(context.Background(), pid, readerRow.ID, nil, &rights, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRights(store.MQTTWrite)
+	reader.waitLost(t, 2*time.Second, "rights changed")
+	promoted := f.mustConnect(t, "reader", "reader-pw-1")
+	promoted.publish(t, codec.DatapointTopic(pid, "promoted"), `{"time":"2026-01-02T03:04:09Z","value":1}`)
+	eventually(t, "the promoted user's publish stored", func() bool { return f.stored(t, pid, "promoted") == 1 })
+	setRights(store.MQTTRead)
+	promoted.waitLost(t, 2*time.Second, "rights changed back")
+	demoted := f.mustConnect(t, "reader", "reader-pw-1")
+	demoted.publish(t, codec.DatapointTopic(pid, "demoted"), `{"time":"2026-01-02T03:04:10Z","value":1}`)
+	writer.publish(t, codec.DatapointTopic(pid, "marker2"), `{"time":"2026-01-02T03:04:10Z","value":1}`)
+	eventually(t, "the second marker stored", func() bool { return f.stored(t, pid, "marker2") == 1 })
+	if n := f.stored(t, pid, "demoted"); n != 0 {
+		t.Errorf("a user made read-only again published: %d observations stored", n)
+	}
 }
 
 func TestExternalTagAuthFiltersWhatAReadUserReceives(t *testing.T) {
