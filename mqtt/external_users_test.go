@@ -2,7 +2,9 @@ package mqtt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +271,19 @@ func TestExternalExpiryDeleteAndEdgeRotation(t *testing.T) {
 	if _, err := f.connect(t, "gone", "gone-pw-1"); err == nil {
 		t.Error("a deleted user connects")
 	}
+	// Its roles go too: its own, and its creator's in the project, which
+	// no user holds any more.
+	eventually(t, "the deleted users' roles removed", func() bool {
+		answers, err := f.ext.ds.Do(ctx, dsListRoles())
+		if err != nil || answers[0].Err() != nil {
+			t.Fatalf("list roles: %v %v", err, answers)
+		}
+		var got struct{ Roles []string }
+		if err := json.Unmarshal(answers[0].Data, &got); err != nil {
+			t.Fatal(err)
+		}
+		return !slices.Contains(got.Roles, roleOf(gone.ID)) && !slices.Contains(got.Roles, reachRole(admin, pid, false))
+	})
 
 	// Edge credentials: edge/{p}/# only; a rotation closes the old session
 	// and refuses the old password.
