@@ -27,14 +27,14 @@ func (b *mqttBench) ingest(ctx context.Context, result map[string]any) error {
 	base := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -7)
 	b.progress("ingest: %d MQTT publishers, %d publishes of %d observations in flight each, for %s",
 		b.o.Publishers, b.o.Window, b.o.PerMessage, b.o.IngestDuration)
-	mqttRate, err := b.ingestLeg(ctx, "mqtt", base, b.publishMQTT)
+	mqttRate, mqttStored, err := b.ingestLeg(ctx, "mqtt", base, b.publishMQTT)
 	if err != nil {
 		return err
 	}
 	b.progress("ingest: %d obs/s over MQTT; now %d HTTP uploaders, %d requests in flight each", int(mqttRate), b.o.Publishers, b.o.Window)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: b.o.Publishers * b.o.Window}}
 	defer client.CloseIdleConnections()
-	httpRate, err := b.ingestLeg(ctx, "http", base, func(ctx context.Context, g int, next func() (string, []byte), acked *atomic.Int64) error {
+	httpRate, httpStored, err := b.ingestLeg(ctx, "http", base, func(ctx context.Context, g int, next func() (string, []byte), acked *atomic.Int64) error {
 		return b.uploadIngest(ctx, client, g, next, acked)
 	})
 	if err != nil {
@@ -44,6 +44,8 @@ func (b *mqttBench) ingest(ctx context.Context, result map[string]any) error {
 	result["per_message"] = b.o.PerMessage
 	result["window"] = b.o.Window
 	result["mqtt_ingest_obs_per_s"] = int(mqttRate)
+	result["mqtt_ingest_stored"] = mqttStored
+	result["http_upload_stored"] = httpStored
 	result["http_upload_obs_per_s"] = int(httpRate)
 	b.progress("ingest: MQTT %d obs/s, HTTP %d obs/s", int(mqttRate), int(httpRate))
 	return nil
@@ -55,8 +57,9 @@ type sender func(ctx context.Context, g int, next func() (topic string, payload 
 
 // ingestLeg runs one sender per publisher until o.IngestDuration has
 // passed and everything sent is acknowledged, verifies the stored rows
-// and returns the acknowledged observations per second.
-func (b *mqttBench) ingestLeg(ctx context.Context, leg string, base time.Time, send sender) (float64, error) {
+// and returns the acknowledged observations per second and the rows
+// stored (as many as were acknowledged, or an error).
+func (b *mqttBench) ingestLeg(ctx context.Context, leg string, base time.Time, send sender) (float64, int64, error) {
 	var acked atomic.Int64
 	errs := make(chan error, b.o.Publishers)
 	var wg sync.WaitGroup
@@ -85,16 +88,16 @@ func (b *mqttBench) ingestLeg(ctx context.Context, leg string, base time.Time, s
 	elapsed := time.Since(start).Seconds()
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	stored, err := b.storedOf(ctx, leg+"-%")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if stored != acked.Load() {
-		return 0, fmt.Errorf("%s: %d observations acknowledged, %d stored", leg, acked.Load(), stored)
+		return 0, 0, fmt.Errorf("%s: %d observations acknowledged, %d stored", leg, acked.Load(), stored)
 	}
-	return float64(acked.Load()) / elapsed, nil
+	return float64(acked.Load()) / elapsed, stored, nil
 }
 
 // ingestPayload is one message: n observations, a second apart from
