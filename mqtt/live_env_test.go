@@ -336,10 +336,20 @@ func (e *liveEnv) subscribe(user, filter string) *subscriber {
 	return s
 }
 
-// collect gathers what arrives until quiet for 300 ms (or n messages).
+// collect waits up to 5 s for n messages, then 300 ms more for any that
+// should not come; it returns all of them.
 func (s *subscriber) collect(n int) []received {
 	var out []received
+	deadline := time.After(5 * time.Second)
 	for len(out) < n {
+		select {
+		case m := <-s.got:
+			out = append(out, m)
+		case <-deadline:
+			return out
+		}
+	}
+	for {
 		select {
 		case m := <-s.got:
 			out = append(out, m)
@@ -347,7 +357,6 @@ func (s *subscriber) collect(n int) []received {
 			return out
 		}
 	}
-	return out
 }
 
 // publisher3 connects an MQTT 3.1.1 client.
