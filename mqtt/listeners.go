@@ -52,7 +52,7 @@ func newTCPListener(addr string) (*listener, error) {
 				return
 			}
 			if l.admit(c) {
-				go func() { defer l.done(c); _ = establish(l.id, c) }()
+				go func() { defer l.done(c); _ = establish(l.id, writeGuard{c}) }()
 			}
 		}
 	}
@@ -215,7 +215,10 @@ func (c *wsConn) Read(p []byte) (int, error) {
 func (c *wsConn) Write(p []byte) (int, error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	// As writeGuard for TCP: a client that takes nothing is closed.
+	_ = c.ws.SetWriteDeadline(time.Now().Add(clientWriteTimeout))
 	if err := c.ws.WriteMessage(websocket.BinaryMessage, p); err != nil {
+		_ = c.ws.Close()
 		return 0, err
 	}
 	return len(p), nil
