@@ -22,11 +22,15 @@ const liveTick = 10 * time.Millisecond
 // of them every subscriber received, and how late.
 //
 // Latency: every observation's value is the moment its upload was sent,
-// in microseconds since the run began, and a subscriber subtracts it from
-// the moment the message arrives (one clock, this process's monotonic
-// one). So live_p99_ms counts from before the observation was stored: it
-// bounds stored -> received from above, the upload's own time included
-// (upload_p99_ms, beside it, is that part).
+// in microseconds since the run began (one clock, this process's
+// monotonic one). A subscriber keeps, per message, that value and the
+// moment the message arrived. live_p50_ms and live_p99_ms are stored ->
+// received, the figure: arrival minus the moment the upload's
+// answer came back, which bdp sends once the observations are committed
+// (a message that arrives before the answer counts 0). They leave out the
+// upload's own time; live_from_send_p99_ms, beside them, counts from
+// before the upload was sent and includes it (upload_p99_ms is that
+// part).
 func (b *mqttBench) live(ctx context.Context, result map[string]any) error {
 	epoch := time.Now()
 	subs := make([]*liveSubscriber, b.o.Subscribers)
@@ -53,11 +57,16 @@ func (b *mqttBench) live(ctx context.Context, result map[string]any) error {
 	if err != nil {
 		return err
 	}
-	var all latencies
+	var fromSend, fromStored latencies
 	var bad int64
 	for _, s := range subs {
 		s.mu.Lock()
-		all.merge(&s.latencies)
+		for _, m := range s.samples {
+			fromSend.add(m.received - m.sent)
+			if acked, ok := up.acked[m.sent]; ok {
+				fromStored.add(max(0, m.received-acked))
+			}
+		}
 		s.mu.Unlock()
 		bad += s.malformed.Load()
 	}
@@ -68,9 +77,11 @@ func (b *mqttBench) live(ctx context.Context, result map[string]any) error {
 	result["live_received"] = received
 	result["live_malformed"] = bad
 	result["delivered_ratio"] = float64(int(float64(received)/float64(want)*10000)) / 10000
-	result["live_p50_ms"] = all.percentile(0.50)
-	result["live_p99_ms"] = all.percentile(0.99)
-	result["live_max_ms"] = all.percentile(1)
+	result["live_p50_ms"] = fromStored.percentile(0.50)
+	result["live_p99_ms"] = fromStored.percentile(0.99)
+	result["live_max_ms"] = fromStored.percentile(1)
+	result["live_from_send_p50_ms"] = fromSend.percentile(0.50)
+	result["live_from_send_p99_ms"] = fromSend.percentile(0.99)
 	result["upload_p99_ms"] = up.latencies.percentile(0.99)
 	for _, s := range liveDropSeries {
 		result[s] = after[s] - before[s]
@@ -89,8 +100,12 @@ type liveSubscriber struct {
 	received  atomic.Int64
 	malformed atomic.Int64
 	mu        sync.Mutex
-	latencies latencies
+	samples   []liveSample
 }
+
+// liveSample is one message: when its upload was sent and when it
+// arrived, in microseconds since the run began.
+type liveSample struct{ sent, received int64 }
 
 // receive records one live message.
 func (s *liveSubscriber) receive(payload []byte) {
@@ -101,7 +116,7 @@ func (s *liveSubscriber) receive(payload []byte) {
 		return
 	}
 	s.mu.Lock()
-	s.latencies.add(now - sent)
+	s.samples = append(s.samples, liveSample{sent: sent, received: now})
 	s.mu.Unlock()
 	s.received.Add(1)
 }
@@ -160,6 +175,7 @@ type liveUploads struct {
 	observations int64
 	seconds      float64
 	latencies    latencies
+	acked        map[int64]int64 // an upload's value (its send time) -> when its answer came, µs since the run began
 }
 
 // uploadLive uploads every liveTick the observations due, each request
@@ -171,7 +187,7 @@ func (b *mqttBench) uploadLive(ctx context.Context, epoch time.Time) (liveUpload
 	base := time.Now().UTC().Truncate(time.Hour).Add(-24 * time.Hour)
 	path := b.Base + "/v2/project/" + strconv.FormatInt(b.ProjectID, 10) + "/timeseries"
 	var (
-		up       liveUploads
+		up       = liveUploads{acked: map[int64]int64{}}
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
@@ -190,7 +206,8 @@ func (b *mqttBench) uploadLive(ctx context.Context, epoch time.Time) (liveUpload
 			break
 		}
 		slots <- struct{}{}
-		body := liveBody(k, perTick, b.o.LiveDatapoints, base, time.Since(epoch).Microseconds())
+		sentValue := time.Since(epoch).Microseconds()
+		body := liveBody(k, perTick, b.o.LiveDatapoints, base, sentValue)
 		k += int64(perTick)
 		wg.Add(1)
 		go func() {
@@ -206,6 +223,7 @@ func (b *mqttBench) uploadLive(ctx context.Context, epoch time.Time) (liveUpload
 			}
 			up.observations += int64(perTick)
 			up.latencies.add(time.Since(sent).Microseconds())
+			up.acked[sentValue] = time.Since(epoch).Microseconds()
 		}()
 	}
 	wg.Wait()
@@ -320,13 +338,6 @@ func (l *latencies) add(us int64) {
 	}
 	l.buckets[min(max(i, 0), int64(len(l.buckets)-1))]++
 	l.n++
-}
-
-func (l *latencies) merge(o *latencies) {
-	for i, c := range o.buckets {
-		l.buckets[i] += c
-	}
-	l.n += o.n
 }
 
 // percentile in milliseconds, the upper bound of the bucket holding it.

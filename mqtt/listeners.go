@@ -52,7 +52,7 @@ func newTCPListener(addr string) (*listener, error) {
 				return
 			}
 			if l.admit(c) {
-				go func() { defer l.done(c); _ = establish(l.id, writeGuard{c}) }()
+				go func() { defer l.done(c); _ = establish(l.id, newWriteGuard(c)) }()
 			}
 		}
 	}
