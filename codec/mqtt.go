@@ -144,6 +144,14 @@ type mqttObservation map[string]json.RawMessage
 // number). An error says what is wrong with which element, without echoing
 // the payload.
 func DecodeObservations(payload []byte) ([]TimeValue, error) {
+	if out, ok := decodeObservationsFast(payload); ok {
+		return out, nil
+	}
+	return decodeObservationsJSON(payload)
+}
+
+// decodeObservationsJSON is DecodeObservations through encoding/json.
+func decodeObservationsJSON(payload []byte) ([]TimeValue, error) {
 	trimmed := bytes.TrimSpace(payload)
 	if len(trimmed) == 0 {
 		return nil, errors.New("payload is empty; send {\"time\": RFC 3339, \"value\": number} or an array of them")
