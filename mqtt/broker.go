@@ -98,6 +98,7 @@ type Embedded struct {
 	log      *slog.Logger
 	server   *mochi.Server
 	sessions *Sessions
+	audience *audienceHook
 	creds    *auth.CredentialCache
 	expired  *expiredUsers
 	metrics  *metrics
@@ -175,6 +176,10 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 		return nil, err
 	}
 	if err := e.server.AddHook(&authHook{b: e}, nil); err != nil {
+		return nil, err
+	}
+	e.audience = &audienceHook{server: e.server}
+	if err := e.server.AddHook(e.audience, nil); err != nil {
 		return nil, err
 	}
 	if e.tcp, err = newTCPListener(cfg.Addr); err != nil {

@@ -36,10 +36,21 @@ type LiveConfig struct {
 // storage is the system of record and live data is best effort, so a
 // batch that finds the queue full is dropped (bdp_mqtt_live_dropped_total)
 // rather than slowing ingestion. One goroutine publishes; Close joins it.
+//
+// When the publisher is an Audience (the embedded broker), observations of
+// a datapoint no subscription matches are neither encoded nor published
+// (bdp_mqtt_live_unsubscribed_total): live out costs nothing while nobody
+// listens.
 type Live struct {
-	pub   Publisher
-	limit int
-	skip  map[pipeline.Source]bool
+	pub      Publisher
+	audience Audience // nil: publish everything
+	limit    int
+	skip     map[pipeline.Source]bool
+
+	// topics caches each datapoint's topic, "" for one no subscription
+	// matches, as of the audience's version; only run uses them.
+	topics        map[liveDatapoint]string
+	topicsVersion uint64
 
 	mu     sync.Mutex
 	queue  []pipeline.Stored
@@ -51,8 +62,19 @@ type Live struct {
 	dropped   prometheus.Counter
 	published prometheus.Counter
 	failed    prometheus.Counter
+	unheard   prometheus.Counter
 	length    prometheus.Gauge
 }
+
+// liveDatapoint names a datapoint's topic.
+type liveDatapoint struct {
+	projectID   int64
+	dataPointID string
+}
+
+// maxCachedTopics bounds Live's topic cache; past it the cache starts
+// over (a walk of the topic index a datapoint).
+const maxCachedTopics = 1 << 16
 
 // NewLive starts a live publisher; add it to the router (AddTap) to feed
 // it, and Close it after removing it.
@@ -66,7 +88,7 @@ func NewLive(pub Publisher, cfg LiveConfig, reg prometheus.Registerer) (*Live, e
 	if cfg.QueueObservations < 0 {
 		return nil, fmt.Errorf("live: QueueObservations %d is negative", cfg.QueueObservations)
 	}
-	l := &Live{pub: pub, limit: cfg.QueueObservations, skip: map[pipeline.Source]bool{},
+	l := &Live{pub: pub, limit: cfg.QueueObservations, skip: map[pipeline.Source]bool{}, topics: map[liveDatapoint]string{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_mqtt_live_dropped_total",
 			Help: "Stored observations not published live because the live queue was full."}),
@@ -74,13 +96,16 @@ func NewLive(pub Publisher, cfg LiveConfig, reg prometheus.Registerer) (*Live, e
 			Help: "Stored observations published live to their datapoint's topic."}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_mqtt_live_failed_total",
 			Help: "Live publishes the broker refused (it was shutting down)."}),
+		unheard: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_mqtt_live_unsubscribed_total",
+			Help: "Stored observations not published live because no subscription of the embedded broker matched their topic."}),
 		length: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bdp_mqtt_live_queue_observations",
 			Help: "Stored observations waiting to be published live."}),
 	}
+	l.audience, _ = pub.(Audience)
 	for _, s := range cfg.Skip {
 		l.skip[s] = true
 	}
-	for _, c := range []prometheus.Collector{l.dropped, l.published, l.failed, l.length} {
+	for _, c := range []prometheus.Collector{l.dropped, l.published, l.failed, l.unheard, l.length} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register live metrics: %w", err)
 		}
@@ -153,16 +178,30 @@ func (l *Live) run() {
 // payloads share one buffer, each capped: the broker keeps them in its
 // clients' queues after Publish returns, so the buffer is never reused.
 func (l *Live) publish(s pipeline.Stored) {
-	buf := make([]byte, 0, 64*len(s.Obs))
+	if l.audience != nil {
+		if v := l.audience.SubscriptionsVersion(); v != l.topicsVersion {
+			clear(l.topics)
+			l.topicsVersion = v
+		}
+	}
+	var buf []byte
 	var topic string
 	var last pipeline.Observation
-	published, failed := 0, 0
+	first := true
+	published, failed, unheard := 0, 0, 0
 	for i, o := range s.Obs {
 		if len(l.skip) > 0 && l.skip[s.Sources[i]] {
 			continue
 		}
-		if topic == "" || o.ProjectID != last.ProjectID || o.DataPointID != last.DataPointID {
-			topic, last = codec.DatapointTopic(o.ProjectID, o.DataPointID), o
+		if first || o.ProjectID != last.ProjectID || o.DataPointID != last.DataPointID {
+			topic, last, first = l.topic(o.ProjectID, o.DataPointID), o, false
+		}
+		if topic == "" {
+			unheard++
+			continue
+		}
+		if buf == nil {
+			buf = make([]byte, 0, 64*(len(s.Obs)-i))
 		}
 		start := len(buf)
 		buf = codec.AppendObservationJSON(buf, o.Time, o.Value)
@@ -174,4 +213,26 @@ func (l *Live) publish(s pipeline.Stored) {
 	}
 	l.published.Add(float64(published))
 	l.failed.Add(float64(failed))
+	l.unheard.Add(float64(unheard))
+}
+
+// topic is a datapoint's topic, or "" when the audience knows no
+// subscription that matches it.
+func (l *Live) topic(projectID int64, dataPointID string) string {
+	if l.audience == nil {
+		return codec.DatapointTopic(projectID, dataPointID)
+	}
+	key := liveDatapoint{projectID, dataPointID}
+	if topic, ok := l.topics[key]; ok {
+		return topic
+	}
+	topic := codec.DatapointTopic(projectID, dataPointID)
+	if !l.audience.Subscribed(topic) {
+		topic = ""
+	}
+	if len(l.topics) >= maxCachedTopics {
+		clear(l.topics)
+	}
+	l.topics[key] = topic
+	return topic
 }
