@@ -140,36 +140,14 @@ func (e *brokerEnv) userOf(project, creator int64, username, password, rights st
 }
 
 // metric reads a counter or gauge of the broker's registry; labels are
-// name, value pairs.
+// name, value pairs. A metric that is not there fails the test.
 func (e *brokerEnv) metric(name string, labels ...string) float64 {
 	e.t.Helper()
-	mfs, err := e.reg.Gather()
-	if err != nil {
-		e.t.Fatal(err)
+	v, ok := gatherValue(e.t, e.reg, name, labels...)
+	if !ok {
+		e.t.Fatalf("no metric %s%v", name, labels)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-				}
-				if !found {
-					continue next
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	e.t.Fatalf("no metric %s%v", name, labels)
-	return 0
+	return v
 }
 
 // client5 is an MQTT 5 connection (paho.golang), for reason codes.

@@ -415,37 +415,12 @@ func (e *liveEnv) count(query string, args ...any) int {
 	return n
 }
 
-// metric reads a counter of the env's registry by name and labels.
+// metric reads a counter of the env's registry by name and labels; one
+// not there yet reads 0.
 func (e *liveEnv) metric(name string, labels ...string) float64 {
 	e.t.Helper()
-	mfs, err := e.reg.Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
-			}
-			if c := m.GetCounter(); c != nil {
-				return c.GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return 0
+	v, _ := gatherValue(e.t, e.reg, name, labels...)
+	return v
 }
 
 // obs is one observation of project p at second sec after t0.
