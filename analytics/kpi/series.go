@@ -1,0 +1,223 @@
+// Package kpi holds the pure computation kernels of bdp's analysis functions:
+// each takes the in-memory series of a component's mapped pins, the
+// component's attributes and the analysed period, and returns KPIs, a signal
+// color and plot data. Nothing here reads a database or knows about HTTP.
+//
+// Time weighting: every series is read as a step function. A point's value
+// holds from its time until the next point's time; the last point holds until
+// the end of the period; a point before the period start sets the value at
+// the start. Only the part inside [Start, End) counts. Time before the first
+// known value is "no data" and is left out, so relative KPIs are shares of
+// the covered time, not of the nominal period.
+package kpi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Point is one observation of a pin.
+type Point struct {
+	Time  time.Time
+	Value float64
+}
+
+// Period is the analysed half-open interval [Start, End).
+type Period struct {
+	Start, End time.Time
+}
+
+// KPI is one computed figure; ID uses aedifion's public identifiers where
+// its specification names them.
+type KPI struct {
+	ID    string
+	Value float64
+	Unit  string
+}
+
+// SignalColor is the traffic light of a result.
+type SignalColor string
+
+const (
+	Green  SignalColor = "green"
+	Yellow SignalColor = "yellow"
+	Red    SignalColor = "red"
+	// Grey says the period held no data to judge.
+	Grey SignalColor = "grey"
+)
+
+// Plot is chart data. Type is "pie_chart" (Labels with shares or hours as
+// Values) or "bar_chart" (Labels as categories, Values as bar heights).
+type Plot struct {
+	Type   string
+	Title  string
+	Unit   string
+	Labels []string
+	Values []float64
+}
+
+// Result is what an analysis kernel returns.
+type Result struct {
+	KPIs  []KPI
+	Color SignalColor
+	Plots []Plot
+	// NoData is true when the period held no value of a required pin; KPIs
+	// and Plots are then empty and Color is Grey.
+	NoData bool
+}
+
+// ErrInvalidPeriod is returned for a period whose start is not before its end.
+var ErrInvalidPeriod = errors.New("kpi: period start must be before its end")
+
+// ErrNonFinite is returned for a NaN or infinite observation value.
+var ErrNonFinite = errors.New("kpi: observation value is not finite")
+
+// KPI returns the value of the KPI with the given id.
+func (r Result) KPI(id string) (KPI, bool) {
+	for _, k := range r.KPIs {
+		if k.ID == id {
+			return k, true
+		}
+	}
+	return KPI{}, false
+}
+
+func noData() Result { return Result{Color: Grey, NoData: true} }
+
+// segment is one constant piece of a step function inside the period.
+type segment struct {
+	start, end time.Time
+	value      float64
+}
+
+func (s segment) hours() float64 { return s.end.Sub(s.start).Hours() }
+
+// steps turns a series into the step-function segments inside p. Unsorted
+// input is sorted (a copy; the caller's slice is untouched); of several
+// points at one instant the last one given wins.
+func steps(series []Point, p Period) ([]segment, error) {
+	if !p.Start.Before(p.End) {
+		return nil, ErrInvalidPeriod
+	}
+	for _, pt := range series {
+		if math.IsNaN(pt.Value) || math.IsInf(pt.Value, 0) {
+			return nil, fmt.Errorf("%w at %s", ErrNonFinite, pt.Time.Format(time.RFC3339))
+		}
+	}
+	if !sort.SliceIsSorted(series, func(i, j int) bool { return series[i].Time.Before(series[j].Time) }) {
+		series = slices.Clone(series)
+		slices.SortStableFunc(series, func(a, b Point) int { return a.Time.Compare(b.Time) })
+	}
+	segs := make([]segment, 0, len(series))
+	for i, pt := range series {
+		start := pt.Time
+		end := p.End
+		if i+1 < len(series) {
+			end = series[i+1].Time
+		}
+		if start.Before(p.Start) {
+			start = p.Start
+		}
+		if end.After(p.End) {
+			end = p.End
+		}
+		if !start.Before(end) {
+			continue
+		}
+		segs = append(segs, segment{start: start, end: end, value: pt.Value})
+	}
+	return segs, nil
+}
+
+// zip walks two step functions together and calls f for every piece where
+// both have a value.
+func zip(a, b []segment, f func(start, end time.Time, va, vb float64)) {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		start := later(a[i].start, b[j].start)
+		end := earlier(a[i].end, b[j].end)
+		if start.Before(end) {
+			f(start, end, a[i].value, b[j].value)
+		}
+		if a[i].end.Before(b[j].end) {
+			i++
+		} else {
+			j++
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// weighted is a value that held for a number of hours.
+type weighted struct{ value, hours float64 }
+
+// weightedStats returns the time-weighted mean and median, minimum and
+// maximum of pieces; pieces must be non-empty with positive total hours.
+// The median is the value at which half of the covered time lies below.
+func weightedStats(pieces []weighted) (mean, median, minimum, maximum float64) {
+	var sum, total float64
+	minimum, maximum = pieces[0].value, pieces[0].value
+	for _, w := range pieces {
+		sum += w.value * w.hours
+		total += w.hours
+		minimum = min(minimum, w.value)
+		maximum = max(maximum, w.value)
+	}
+	sorted := slices.Clone(pieces)
+	slices.SortFunc(sorted, func(a, b weighted) int {
+		switch {
+		case a.value < b.value:
+			return -1
+		case a.value > b.value:
+			return 1
+		}
+		return 0
+	})
+	var acc float64
+	median = sorted[len(sorted)-1].value
+	for _, w := range sorted {
+		acc += w.hours
+		if acc >= total/2 {
+			median = w.value
+			break
+		}
+	}
+	return sum / total, median, minimum, maximum
+}
+
+// stats returns median, mean, minimum and maximum of plain values; vs must
+// be non-empty.
+func stats(vs []float64) (median, mean, minimum, maximum float64) {
+	sorted := slices.Clone(vs)
+	slices.Sort(sorted)
+	n := len(sorted)
+	if n%2 == 1 {
+		median = sorted[n/2]
+	} else {
+		median = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	var sum float64
+	for _, v := range sorted {
+		sum += v
+	}
+	return median, sum / float64(n), sorted[0], sorted[n-1]
+}
+
+func percent(part, whole float64) float64 { return 100 * part / whole }
