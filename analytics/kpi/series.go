@@ -133,15 +133,16 @@ func steps(series []Point, p Period) ([]segment, error) {
 	return segs, nil
 }
 
-// zip walks two step functions together and calls f for every piece where
-// both have a value.
-func zip(a, b []segment, f func(start, end time.Time, va, vb float64)) {
+// combine walks two step functions together and returns the pieces where
+// both have a value, each holding f of the two values.
+func combine(a, b []segment, f func(va, vb float64) float64) []segment {
+	out := make([]segment, 0, max(len(a), len(b)))
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		start := later(a[i].start, b[j].start)
 		end := earlier(a[i].end, b[j].end)
 		if start.Before(end) {
-			f(start, end, a[i].value, b[j].value)
+			out = append(out, segment{start: start, end: end, value: f(a[i].value, b[j].value)})
 		}
 		if a[i].end.Before(b[j].end) {
 			i++
@@ -149,6 +150,7 @@ func zip(a, b []segment, f func(start, end time.Time, va, vb float64)) {
 			j++
 		}
 	}
+	return out
 }
 
 func later(a, b time.Time) time.Time {
