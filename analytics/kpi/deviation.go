@@ -59,38 +59,13 @@ func SetpointDeviation(measured, setpoint, operating []Point, attrs DeviationAtt
 		return Result{}, err
 	}
 	dev := combine(m, s, func(a, b float64) float64 { return math.Abs(a - b) })
-	var opKPIs []KPI
-	if operating != nil {
-		op, err := steps(operating, p)
-		if err != nil {
-			return Result{}, err
-		}
-		var onHours, opCovered float64
-		for _, o := range op {
-			opCovered += o.hours()
-			if o.value > 0 {
-				onHours += o.hours()
-			}
-		}
-		if opCovered > 0 {
-			opKPIs = []KPI{
-				{ID: "operating time", Value: onHours, Unit: "h"},
-				{ID: "operating time.relative", Value: percent(onHours, opCovered), Unit: "%"},
-			}
-		}
-		dev = combine(dev, op, func(d, on float64) float64 {
-			if on > 0 {
-				return d
-			}
-			return math.NaN() // marks time out of operation, dropped below
-		})
+	dev, opKPIs, err := whileOperating(dev, operating, p)
+	if err != nil {
+		return Result{}, err
 	}
 	var within, between, above, analysed float64
 	pieces := make([]weighted, 0, len(dev))
 	for _, d := range dev {
-		if math.IsNaN(d.value) {
-			continue
-		}
 		h := d.hours()
 		analysed += h
 		pieces = append(pieces, weighted{value: d.value, hours: h})

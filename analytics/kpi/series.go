@@ -223,3 +223,43 @@ func stats(vs []float64) (median, mean, minimum, maximum float64) {
 }
 
 func percent(part, whole float64) float64 { return 100 * part / whole }
+
+// whileOperating keeps the pieces of segs in which the operating message
+// series is above 0 and reports "operating time" KPIs (hours on, and share
+// of the time the operating message covers). A nil operating series keeps
+// every piece and gives no KPIs.
+func whileOperating(segs []segment, operating []Point, p Period) ([]segment, []KPI, error) {
+	if operating == nil {
+		return segs, nil, nil
+	}
+	op, err := steps(operating, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var onHours, covered float64
+	for _, o := range op {
+		covered += o.hours()
+		if o.value > 0 {
+			onHours += o.hours()
+		}
+	}
+	var kpis []KPI
+	if covered > 0 {
+		kpis = []KPI{
+			{ID: "operating time", Value: onHours, Unit: "h"},
+			{ID: "operating time.relative", Value: percent(onHours, covered), Unit: "%"},
+		}
+	}
+	kept := segs[:0:0]
+	for _, s := range combine(segs, op, func(v, on float64) float64 {
+		if on > 0 {
+			return v
+		}
+		return math.NaN() // out of operation, dropped below
+	}) {
+		if !math.IsNaN(s.value) {
+			kept = append(kept, s)
+		}
+	}
+	return kept, kpis, nil
+}
