@@ -70,7 +70,7 @@ func TestMetaEndpointsCatalog(t *testing.T) {
 	// Ids are stable: a second server on the same database (a restart)
 	// hands out the same ones, so role grants survive restarts.
 	srv2, err := New(context.Background(), Config{TokenSecret: bytes.Repeat([]byte("k"), 32), HashParams: fastHash},
-		Deps{Store: e.store, Ingest: e.srv.ingest, Engine: e.srv.engine, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
+		Deps{Store: e.store, Ingest: e.srv.ingest, Engine: e.srv.engine, Components: e.srv.components, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

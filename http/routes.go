@@ -107,6 +107,20 @@ func v2Routes(s *Server) []*route {
 				"de and fr, which aedifion's API offers, answer 400"}},
 			Resp: labelTree{}, Handle: s.labelDefinitions},
 
+		// Analytics catalog (api.md 2.14, 4.8): shipped with the binary.
+		{Method: "GET", Path: "/v2/components", Tag: general, Summary: "The abstract components of the analytics catalog",
+			Doc: "Numeric ids are assigned by this server and stay with their component across restarts and releases; " +
+				"alphanumeric ids are the same on every server.",
+			RefusedQuery: []string{"language"}, Resp: []componentEntry{}, Handle: s.listComponents},
+		{Method: "GET", Path: "/v2/component/{component_id}/pins", Tag: general, Summary: "The pin placeholders of a component",
+			Doc:          "Each pin's pin_attributes classify the datapoint it expects (L1_analog_digital to L5_unit) with a probability from 0 to 1.",
+			RefusedQuery: []string{"language"}, Resp: []store.CatalogPin{}, Handle: s.componentPins,
+			Errors: map[int]string{404: "no component with this id"}},
+		{Method: "GET", Path: "/v2/component/{component_id}/attributeDefinitions", Tag: general,
+			Summary:      "The attribute definitions of a component (value_type float, string or json)",
+			RefusedQuery: []string{"language"}, Resp: []store.AttributeDefinition{}, Handle: s.componentAttributeDefinitions,
+			Errors: map[int]string{404: "no component with this id"}},
+
 		// Virtual datapoints (api.md 4.5).
 		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "create",
 			Summary: "Create a virtual datapoint (Created, then Ready to start; it does not start by itself)",

@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/http/ui"
 	"github.com/openbdp/bdp/pipeline"
@@ -51,22 +52,23 @@ type Config struct {
 // Server is the HTTP face of the platform. Create it with New, run it with
 // Serve, stop it with Shutdown.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *store.Store
-	ingest  Ingest
-	engine  Engine
-	app     *fiber.App
-	catalog *rbac.Catalog
-	routes  []*route // the /v2 routes with their persisted ids
-	hasher  *auth.Hasher
-	mqttPW  MQTTPasswords // nil: the embedded broker
-	tokens  *auth.Tokens
-	creds   *auth.CredentialCache
-	authz   *principalCache
-	metrics *metrics
-	openapi []byte
-	allow   allowIndex // the methods of every routed path, for 405
+	cfg        Config
+	log        *slog.Logger
+	store      *store.Store
+	ingest     Ingest
+	engine     Engine
+	app        *fiber.App
+	catalog    *rbac.Catalog
+	routes     []*route // the /v2 routes with their persisted ids
+	hasher     *auth.Hasher
+	mqttPW     MQTTPasswords // nil: the embedded broker
+	components *analytics.Catalog
+	tokens     *auth.Tokens
+	creds      *auth.CredentialCache
+	authz      *principalCache
+	metrics    *metrics
+	openapi    []byte
+	allow      allowIndex // the methods of every routed path, for 405
 	// recomputes runs the exact recomputes (vdp_recompute.go); Shutdown
 	// cancels them.
 	recomputes recomputes
@@ -94,6 +96,9 @@ type Deps struct {
 	// and can only get them while the request has them. nil with the
 	// embedded broker, which verifies against mqtt_users.
 	MQTTPasswords MQTTPasswords
+	// Components is the analytics catalog as persisted at start
+	// (analytics.LoadCatalog).
+	Components *analytics.Catalog
 }
 
 // MQTTPasswords hands an MQTT user's password to a broker that keeps its
@@ -113,8 +118,8 @@ type Ingest interface {
 // routes their ids and extending admin roles) and mounts every route.
 func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	st, log, reg := deps.Store, deps.Log, deps.Registry
-	if st == nil || log == nil || reg == nil || deps.Ingest == nil || deps.Engine == nil {
-		return nil, errors.New("http: Store, Ingest, Engine, Log and Registry are required")
+	if st == nil || log == nil || reg == nil || deps.Ingest == nil || deps.Engine == nil || deps.Components == nil {
+		return nil, errors.New("http: Store, Ingest, Engine, Components, Log and Registry are required")
 	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
@@ -135,15 +140,16 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		cfg.HashParams = auth.DefaultHashParams
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    log,
-		store:  st,
-		ingest: deps.Ingest,
-		engine: deps.Engine,
-		hasher: deps.Hasher,
-		mqttPW: deps.MQTTPasswords,
-		tokens: auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
-		creds:  auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
+		cfg:        cfg,
+		log:        log,
+		store:      st,
+		ingest:     deps.Ingest,
+		engine:     deps.Engine,
+		hasher:     deps.Hasher,
+		mqttPW:     deps.MQTTPasswords,
+		components: deps.Components,
+		tokens:     auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
+		creds:      auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
 	}
 	if s.hasher == nil {
 		s.hasher = auth.NewHasher(cfg.HashParams, 4)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
@@ -97,7 +98,11 @@ func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfi
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Log: log, Registry: reg})
+	components, err := analytics.LoadCatalog(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
@@ -89,11 +90,17 @@ func runServe(ctx context.Context) error {
 	if ext, ok := broker.(*mqtt.External); ok {
 		mqttPasswords = ext
 	}
+	// The analytics catalog of this release, persisted by alphanumeric id
+	// so its numeric ids stay what earlier starts gave them.
+	components, err := analytics.LoadCatalog(ctx, st)
+	if err != nil {
+		return err
+	}
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
-		MQTTPasswords: mqttPasswords})
+		MQTTPasswords: mqttPasswords, Components: components})
 	if err != nil {
 		return err
 	}
