@@ -76,7 +76,8 @@ func RoomAirQuality(co2 []Point, attrs AirQualityAttributes, p Period) (Result, 
 	for i, n := range names {
 		res.KPIs = append(res.KPIs, KPI{ID: "co2 duration." + n + ".absolute", Value: classHours[i], Unit: "h"})
 	}
-	mean, median, minimum, maximum := weightedStats(pieces)
+	mean, minimum, maximum := weightedStats(pieces)
+	median := weightedMedian(pieces)
 	res.KPIs = append(res.KPIs,
 		KPI{ID: "co2.maximum", Value: maximum, Unit: "ppm"},
 		KPI{ID: "co2.minimum", Value: minimum, Unit: "ppm"},

@@ -38,7 +38,7 @@ func OperatingCycle(series []Point, attrs CycleAttributes, p Period) (Result, er
 		return noData(), nil
 	}
 	var onHours, covered float64
-	var startTimes []time.Time
+	var startTimes []int64
 	var duty, off []float64 // per closed cycle
 	var curDuty, curOff float64
 	prevOn := segs[0].value > attrs.OnThreshold
@@ -72,7 +72,7 @@ func OperatingCycle(series []Point, attrs CycleAttributes, p Period) (Result, er
 	if len(duty) > 0 {
 		cycle := make([]float64, len(duty))
 		for i := range duty {
-			cycle[i] = startTimes[i+1].Sub(startTimes[i]).Hours()
+			cycle[i] = float64(startTimes[i+1]-startTimes[i]) / nanosPerHour
 		}
 		res.KPIs = append(res.KPIs, spreadKPIs("cycle times", cycle)...)
 		res.KPIs = append(res.KPIs, spreadKPIs("duty times", duty)...)
@@ -109,10 +109,10 @@ func spreadKPIs(prefix string, vs []float64) []KPI {
 	}
 }
 
-func cycleLabels(starts []time.Time) []string {
+func cycleLabels(starts []int64) []string {
 	labels := make([]string, len(starts))
 	for i, t := range starts {
-		labels[i] = t.UTC().Format(time.RFC3339)
+		labels[i] = time.Unix(0, t).UTC().Format(time.RFC3339)
 	}
 	return labels
 }

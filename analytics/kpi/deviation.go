@@ -81,7 +81,8 @@ func SetpointDeviation(measured, setpoint, operating []Point, attrs DeviationAtt
 	if analysed == 0 {
 		return noData(), nil
 	}
-	mean, median, minimum, maximum := weightedStats(pieces)
+	mean, minimum, maximum := weightedStats(pieces)
+	median := weightedMedian(pieces)
 	res := Result{KPIs: append(opKPIs,
 		KPI{ID: "setpoint deviation.largerX.relative", Value: percent(above, analysed), Unit: "%"},
 		KPI{ID: "setpoint deviation.largerYsmallerX.relative", Value: percent(between, analysed), Unit: "%"},

@@ -1,9 +1,6 @@
 package kpi
 
-import (
-	"math"
-	"time"
-)
+import "math"
 
 // DefaultOscillationDeadband is the control error, in the unit of the
 // pins, below which the error's sign is not trusted (sensor noise).
@@ -58,7 +55,7 @@ func ControlLoopOscillation(measured, setpoint []Point, attrs OscillationAttribu
 	var sign int
 	var peak float64
 	var amplitudes []float64
-	var waveStarts []time.Time
+	var waveStarts []int64
 	for _, e := range errs {
 		covered += e.hours()
 		abs := math.Abs(e.value)

@@ -12,6 +12,7 @@
 package kpi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -88,13 +89,18 @@ func (r Result) KPI(id string) (KPI, bool) {
 
 func noData() Result { return Result{Color: Grey, NoData: true} }
 
-// segment is one constant piece of a step function inside the period.
+// segment is one constant piece of a step function inside the period. The
+// bounds are Unix nanoseconds: a segment without pointers keeps the garbage
+// collector from scanning 40,000-element slices (half the kernel's time
+// with time.Time bounds).
 type segment struct {
-	start, end time.Time
+	start, end int64
 	value      float64
 }
 
-func (s segment) hours() float64 { return s.end.Sub(s.start).Hours() }
+const nanosPerHour = float64(time.Hour)
+
+func (s segment) hours() float64 { return float64(s.end-s.start) / nanosPerHour }
 
 // steps turns a series into the step-function segments inside p. Unsorted
 // input is sorted (a copy; the caller's slice is untouched); of several
@@ -112,20 +118,16 @@ func steps(series []Point, p Period) ([]segment, error) {
 		series = slices.Clone(series)
 		slices.SortStableFunc(series, func(a, b Point) int { return a.Time.Compare(b.Time) })
 	}
+	ps, pe := p.Start.UnixNano(), p.End.UnixNano()
 	segs := make([]segment, 0, len(series))
 	for i, pt := range series {
-		start := pt.Time
-		end := p.End
+		start := pt.Time.UnixNano()
+		end := pe
 		if i+1 < len(series) {
-			end = series[i+1].Time
+			end = series[i+1].Time.UnixNano()
 		}
-		if start.Before(p.Start) {
-			start = p.Start
-		}
-		if end.After(p.End) {
-			end = p.End
-		}
-		if !start.Before(end) {
+		start, end = max(start, ps), min(end, pe)
+		if start >= end {
 			continue
 		}
 		segs = append(segs, segment{start: start, end: end, value: pt.Value})
@@ -139,12 +141,11 @@ func combine(a, b []segment, f func(va, vb float64) float64) []segment {
 	out := make([]segment, 0, max(len(a), len(b)))
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		start := later(a[i].start, b[j].start)
-		end := earlier(a[i].end, b[j].end)
-		if start.Before(end) {
+		start, end := max(a[i].start, b[j].start), min(a[i].end, b[j].end)
+		if start < end {
 			out = append(out, segment{start: start, end: end, value: f(a[i].value, b[j].value)})
 		}
-		if a[i].end.Before(b[j].end) {
+		if a[i].end < b[j].end {
 			i++
 		} else {
 			j++
@@ -153,27 +154,12 @@ func combine(a, b []segment, f func(va, vb float64) float64) []segment {
 	return out
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 // weighted is a value that held for a number of hours.
 type weighted struct{ value, hours float64 }
 
-// weightedStats returns the time-weighted mean and median, minimum and
-// maximum of pieces; pieces must be non-empty with positive total hours.
-// The median is the value at which half of the covered time lies below.
-func weightedStats(pieces []weighted) (mean, median, minimum, maximum float64) {
+// weightedStats returns the time-weighted mean, minimum and maximum of
+// pieces; pieces must be non-empty with positive total hours.
+func weightedStats(pieces []weighted) (mean, minimum, maximum float64) {
 	var sum, total float64
 	minimum, maximum = pieces[0].value, pieces[0].value
 	for _, w := range pieces {
@@ -182,26 +168,26 @@ func weightedStats(pieces []weighted) (mean, median, minimum, maximum float64) {
 		minimum = min(minimum, w.value)
 		maximum = max(maximum, w.value)
 	}
-	sorted := slices.Clone(pieces)
-	slices.SortFunc(sorted, func(a, b weighted) int {
-		switch {
-		case a.value < b.value:
-			return -1
-		case a.value > b.value:
-			return 1
-		}
-		return 0
-	})
+	return sum / total, minimum, maximum
+}
+
+// weightedMedian returns the value below which half of the covered time
+// lies (the smallest value reaching half); pieces must be non-empty. It
+// sorts pieces in place.
+func weightedMedian(pieces []weighted) float64 {
+	slices.SortFunc(pieces, func(a, b weighted) int { return cmp.Compare(a.value, b.value) })
+	var total float64
+	for _, w := range pieces {
+		total += w.hours
+	}
 	var acc float64
-	median = sorted[len(sorted)-1].value
-	for _, w := range sorted {
+	for _, w := range pieces {
 		acc += w.hours
 		if acc >= total/2 {
-			median = w.value
-			break
+			return w.value
 		}
 	}
-	return sum / total, median, minimum, maximum
+	return pieces[len(pieces)-1].value
 }
 
 // stats returns median, mean, minimum and maximum of plain values; vs must

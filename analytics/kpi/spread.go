@@ -63,7 +63,7 @@ func TemperatureSpread(inlet, outlet, operating []Point, attrs SpreadAttributes,
 			below += h
 		}
 	}
-	mean, _, minimum, maximum := weightedStats(pieces)
+	mean, minimum, maximum := weightedStats(pieces)
 	belowShare := percent(below, analysed)
 	res := Result{KPIs: append(opKPIs,
 		KPI{ID: "temperature spread.average", Value: mean, Unit: "°C"},
