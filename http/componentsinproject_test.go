@@ -150,6 +150,8 @@ func TestComponentInProjectLifecycle(t *testing.T) {
 	if got := e.do("GET", f.path(fmt.Sprintf("/%d", room)), admin, nil).want(t, 200).JSON; pinOf(t, got, "air_temperature")["dataPointID"] != "hp_supply" {
 		t.Fatalf("deleting one component changed another: %v", got)
 	}
+	// A project goes with its mapped components.
+	e.do("DELETE", fmt.Sprintf("/v2/project/%d", f.pid), admin, nil).want(t, 200)
 }
 
 func TestComponentInProjectBadInput(t *testing.T) {
