@@ -174,7 +174,12 @@ func weightedStats(pieces []weighted) (mean, minimum, maximum float64) {
 // weightedMedian returns the value below which half of the covered time
 // lies (the smallest value reaching half); pieces must be non-empty. It
 // sorts pieces in place.
-func weightedMedian(pieces []weighted) float64 {
+func weightedMedian(pieces []weighted) float64 { return weightedQuantile(pieces, 0.5) }
+
+// weightedQuantile returns the smallest value at or below which the share
+// q (0 to 1) of the covered time lies; pieces must be non-empty. It sorts
+// pieces in place.
+func weightedQuantile(pieces []weighted, q float64) float64 {
 	slices.SortFunc(pieces, func(a, b weighted) int { return cmp.Compare(a.value, b.value) })
 	var total float64
 	for _, w := range pieces {
@@ -183,7 +188,7 @@ func weightedMedian(pieces []weighted) float64 {
 	var acc float64
 	for _, w := range pieces {
 		acc += w.hours
-		if acc >= total/2 {
+		if acc >= total*q {
 			return w.value
 		}
 	}
