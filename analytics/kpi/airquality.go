@@ -50,24 +50,17 @@ func RoomAirQuality(co2 []Point, attrs AirQualityAttributes, p Period) (Result, 
 	if outdoor == 0 {
 		outdoor = DefaultOutdoorCO2
 	}
-	var classHours [4]float64
-	var covered float64
-	pieces := make([]weighted, len(segs))
-	for i, s := range segs {
-		h := s.hours()
-		covered += h
-		pieces[i] = weighted{value: s.value, hours: h}
-		switch excess := s.value - outdoor; {
+	classHours, covered, pieces := hoursPerClass(segs, func(co2 float64) int {
+		switch excess := co2 - outdoor; {
 		case excess <= ida1MaxExcess:
-			classHours[0] += h
+			return 0
 		case excess <= ida2MaxExcess:
-			classHours[1] += h
+			return 1
 		case excess <= ida3MaxExcess:
-			classHours[2] += h
-		default:
-			classHours[3] += h
+			return 2
 		}
-	}
+		return 3
+	})
 	names := []string{"IDA1", "IDA2", "IDA3", "IDA4"}
 	var res Result
 	for i, n := range names {

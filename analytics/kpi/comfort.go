@@ -78,22 +78,14 @@ func ThermalComfort(operative []Point, attrs ComfortAttributes, p Period) (Resul
 		return noData(), nil
 	}
 	bands := comfortBands(season)
-	var inCategory [4]float64
-	var covered float64
-	pieces := make([]weighted, len(segs))
-	for i, s := range segs {
-		h := s.hours()
-		covered += h
-		pieces[i] = weighted{value: s.value, hours: h}
-		category := 3
+	inCategory, covered, pieces := hoursPerClass(segs, func(v float64) int {
 		for c, b := range bands {
-			if s.value >= b.low && s.value <= b.high {
-				category = c
-				break
+			if v >= b.low && v <= b.high {
+				return c
 			}
 		}
-		inCategory[category] += h
-	}
+		return 3 // outside category III
+	})
 	mean, minimum, maximum := weightedStats(pieces)
 	names := [4]string{"categoryI", "categoryII", "categoryIII", "categoryIV"}
 	var res Result

@@ -171,6 +171,19 @@ func weightedStats(pieces []weighted) (mean, minimum, maximum float64) {
 	return sum / total, minimum, maximum
 }
 
+// hoursPerClass sums the hours of segs per class, class(value) being 0 to
+// 3, and returns them with the covered hours and segs as weighted pieces.
+func hoursPerClass(segs []segment, class func(v float64) int) (byClass [4]float64, covered float64, pieces []weighted) {
+	pieces = make([]weighted, len(segs))
+	for i, s := range segs {
+		h := s.hours()
+		covered += h
+		pieces[i] = weighted{value: s.value, hours: h}
+		byClass[class(s.value)] += h
+	}
+	return byClass, covered, pieces
+}
+
 // weightedMedian returns the value below which half of the covered time
 // lies (the smallest value reaching half); pieces must be non-empty. It
 // sorts pieces in place.
