@@ -139,14 +139,7 @@ func EnergyConsumption(meter []Point, attrs EnergyAttributes, p Period) (Result,
 	if attrs.Currency != "" {
 		res.KPIs = append(res.KPIs, KPI{ID: "energy cost", Value: energy * attrs.PricePerKWh, Unit: attrs.Currency})
 	}
-	switch {
-	case baseShare <= energyGreenMaxBaseLoad:
-		res.Color = Green
-	case baseShare <= energyYellowMaxBaseLoad:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorUpTo(baseShare, energyGreenMaxBaseLoad, energyYellowMaxBaseLoad)
 	baseEnergy := min(max(base, 0)*analysed, energy)
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "energy consumption", Unit: "kWh",

@@ -106,14 +106,7 @@ func HeatingCurve(supply, outdoor, operating []Point, attrs HeatingCurveAttribut
 		KPI{ID: "heating curve deviation.above tolerance", Value: above, Unit: "h"},
 		KPI{ID: "heating curve deviation.below tolerance", Value: below, Unit: "h"},
 	)}
-	switch {
-	case withinShare >= curveGreenMinWithin:
-		res.Color = Green
-	case withinShare >= curveYellowMinWithin:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorFrom(withinShare, curveGreenMinWithin, curveYellowMinWithin)
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "supply temperature against heating curve", Unit: "h",
 		Labels: []string{"below curve", "within tolerance", "above curve"}, Values: []float64{below, within, above},

@@ -125,14 +125,7 @@ func VirtualHeatMeter(inlet, outlet, volumeFlow []Point, attrs HeatMeterAttribut
 		{ID: "Q_dot.negative", Value: negative, Unit: "h"},
 		{ID: "Q_dot.negative.relative", Value: negShare, Unit: "%"},
 	}}
-	switch {
-	case negShare <= heatMeterGreenMaxNegative:
-		res.Color = Green
-	case negShare <= heatMeterYellowMaxNegative:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorUpTo(negShare, heatMeterGreenMaxNegative, heatMeterYellowMaxNegative)
 	res.Plots = []Plot{{
 		Type: "bar_chart", Title: "heat flux", Unit: "kW",
 		Labels: []string{"minimum", "mean", "median", "maximum"}, Values: []float64{minimum, mean, median, maximum},

@@ -100,14 +100,7 @@ func OutdoorTemperatureSensor(sensor, reference []Point, attrs OutdoorSensorAttr
 		{ID: "radiation influenced.total", Value: float64(influencedDays), Unit: "days"},
 		{ID: "radiation influenced.relative", Value: percent(float64(influencedDays), float64(days)), Unit: "%"},
 	}}
-	switch {
-	case withinShare >= outdoorGreenMinWithin:
-		res.Color = Green
-	case withinShare >= outdoorYellowMinWithin:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorFrom(withinShare, outdoorGreenMinWithin, outdoorYellowMinWithin)
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "outdoor temperature against reference", Unit: "h",
 		Labels: []string{"within tolerance", "outside tolerance"}, Values: []float64{within, analysed - within},

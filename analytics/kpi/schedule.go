@@ -176,14 +176,7 @@ func ScheduleCompliance(operating []Point, schedule Schedule, p Period) (Result,
 		{ID: "operation outside schedule.relative", Value: outsideShare, Unit: "%"},
 		{ID: "no operation inside schedule", Value: offInside, Unit: "h"},
 	}}
-	switch {
-	case outsideShare <= scheduleGreenMaxOutside:
-		res.Color = Green
-	case outsideShare <= scheduleYellowMaxOutside:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorUpTo(outsideShare, scheduleGreenMaxOutside, scheduleYellowMaxOutside)
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "operation against schedule", Unit: "h",
 		Labels: []string{"operating inside schedule", "operating outside schedule", "off inside schedule", "off outside schedule"},

@@ -171,6 +171,30 @@ func weightedStats(pieces []weighted) (mean, minimum, maximum float64) {
 	return sum / total, minimum, maximum
 }
 
+// colorUpTo is the traffic light of a share where less is better: green
+// up to greenMax, yellow up to yellowMax, red above.
+func colorUpTo(share, greenMax, yellowMax float64) SignalColor {
+	switch {
+	case share <= greenMax:
+		return Green
+	case share <= yellowMax:
+		return Yellow
+	}
+	return Red
+}
+
+// colorFrom is the traffic light of a share where more is better: green
+// from greenMin, yellow from yellowMin, red below.
+func colorFrom(share, greenMin, yellowMin float64) SignalColor {
+	switch {
+	case share >= greenMin:
+		return Green
+	case share >= yellowMin:
+		return Yellow
+	}
+	return Red
+}
+
 // hoursPerClass sums the hours of segs per class, class(value) being 0 to
 // 3, and returns them with the covered hours and segs as weighted pieces.
 func hoursPerClass(segs []segment, class func(v float64) int) (byClass [4]float64, covered float64, pieces []weighted) {

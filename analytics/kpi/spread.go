@@ -72,14 +72,7 @@ func TemperatureSpread(inlet, outlet, operating []Point, attrs SpreadAttributes,
 		KPI{ID: "temperature spread.below minimum", Value: below, Unit: "h"},
 		KPI{ID: "temperature spread.below minimum.relative", Value: belowShare, Unit: "%"},
 	)}
-	switch {
-	case belowShare <= spreadGreenMaxBelow:
-		res.Color = Green
-	case belowShare <= spreadYellowMaxBelow:
-		res.Color = Yellow
-	default:
-		res.Color = Red
-	}
+	res.Color = colorUpTo(belowShare, spreadGreenMaxBelow, spreadYellowMaxBelow)
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "temperature spread against minimum", Unit: "h",
 		Labels: []string{"below minimum", "at or above minimum"}, Values: []float64{below, analysed - below},
