@@ -59,15 +59,9 @@ var testHashParams = auth.HashParams{Time: 1, Memory: 1024, Threads: 1}
 func newBrokerEnv(t *testing.T, cfg brokerEnvConfig) *brokerEnv {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, testCluster.TestDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := openTestStore(t)
 	e := &brokerEnv{t: t, st: st, hasher: auth.NewHasher(testHashParams, 4), reg: prometheus.NewRegistry()}
+	var err error
 	if e.throttle, err = auth.NewThrottle(cfg.throttle); err != nil {
 		t.Fatal(err)
 	}

@@ -58,24 +58,15 @@ func newExternalIngest(e *External, sink pipeline.Sink) *externalIngest {
 func (in *externalIngest) take(topic string, payload []byte, ack func()) {
 	projectID, id, err := codec.ParseDatapointTopic(topic)
 	if err != nil {
-		in.e.metrics.dropped.WithLabelValues(dropReasonTopic).Inc()
+		in.e.metrics.dropped.WithLabelValues(dropTopic).Inc()
 		ack()
 		return
 	}
-	tvs, err := codec.DecodeObservations(payload)
-	if err != nil {
-		in.e.metrics.dropped.WithLabelValues(dropReasonPayload).Inc()
+	obs, reason := observationsOf(projectID, id, payload)
+	if reason != "" {
+		in.e.metrics.dropped.WithLabelValues(reason).Inc()
 		ack()
 		return
-	}
-	obs := make([]pipeline.Observation, len(tvs))
-	for i, tv := range tvs {
-		obs[i] = pipeline.Observation{ProjectID: projectID, DataPointID: id, Time: tv.Time, Value: tv.Value}
-		if obs[i].Validate() != nil {
-			in.e.metrics.dropped.WithLabelValues(dropReasonInvalid).Inc()
-			ack()
-			return
-		}
 	}
 	select {
 	case in.queues[maphash.String(in.seed, topic)%uint64(len(in.queues))] <- ingestMsg{obs: obs, ack: ack}:

@@ -104,7 +104,7 @@ func TestExternalIngestDropsBadMessagesAndGoesOn(t *testing.T) {
 	}
 	gw.publish(t, codec.DatapointTopic(pid, "good"), ok)
 	eventually(t, "the good message stored after the bad ones", func() bool { return f.stored(t, pid, "good") == 1 })
-	for reason, want := range map[string]float64{dropReasonTopic: 2, dropReasonPayload: 2, dropReasonInvalid: 1} {
+	for reason, want := range map[string]float64{dropTopic: 2, dropPayload: 2, dropInvalid: 1} {
 		if got := testutil.ToFloat64(f.ext.metrics.dropped.WithLabelValues(reason)); got != want {
 			t.Errorf("dropped for %s: %v, want %v", reason, got, want)
 		}

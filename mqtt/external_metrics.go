@@ -18,13 +18,6 @@ type externalMetrics struct {
 	publishFull   prometheus.Counter
 }
 
-// Reasons an ingested message is dropped (bdp_mqtt_ingest_dropped_total).
-const (
-	dropReasonTopic   = "topic"   // not project/{p}/datapoint/{id}
-	dropReasonPayload = "payload" // not {"time","value"} or an array of them
-	dropReasonInvalid = "invalid" // an observation the pipeline refuses (time out of range, bad id)
-)
-
 func newExternalMetrics(reg prometheus.Registerer) (*externalMetrics, error) {
 	m := &externalMetrics{
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "bdp_mqtt_external_connected",
@@ -40,7 +33,7 @@ func newExternalMetrics(reg prometheus.Registerer) (*externalMetrics, error) {
 		publishFull: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_mqtt_external_publish_queue_full_total",
 			Help: "Publishes (live data) refused because the queue to the external broker was full."}),
 	}
-	for _, r := range []string{dropReasonTopic, dropReasonPayload, dropReasonInvalid} {
+	for _, r := range []string{dropTopic, dropPayload, dropInvalid} {
 		m.dropped.WithLabelValues(r) // present at 0 from the start
 	}
 	for _, c := range []prometheus.Collector{m.connected, m.ingested, m.dropped, m.storeRetries, m.publishFailed, m.publishFull} {

@@ -27,18 +27,11 @@ type externalFixture struct {
 
 func newExternalFixture(t *testing.T) *externalFixture {
 	t.Helper()
-	ctx := context.Background()
 	f := &externalFixture{broker: mosquittotest.Start(t)}
-	st, err := store.Open(ctx, testCluster.TestDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.store, f.router = st, pipeline.NewRouter()
-	f.sink, err = pipeline.NewBatcher(pipeline.BatcherConfig{MaxWait: time.Millisecond}, st, f.router, prometheus.NewRegistry())
+	f.store, _ = openTestStore(t)
+	f.router = pipeline.NewRouter()
+	var err error
+	f.sink, err = pipeline.NewBatcher(pipeline.BatcherConfig{MaxWait: time.Millisecond}, f.store, f.router, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}

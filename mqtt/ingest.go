@@ -151,16 +151,9 @@ func (h *Ingest) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet,
 	if !allowed {
 		return pk, h.drop(cl, pk, dropUnauthorized, packets.ErrNotAuthorized)
 	}
-	tvs, err := codec.DecodeObservations(pk.Payload)
-	if err != nil {
-		return pk, h.drop(cl, pk, dropPayload, packets.ErrPayloadFormatInvalid)
-	}
-	obs := make([]pipeline.Observation, len(tvs))
-	for i, tv := range tvs {
-		obs[i] = pipeline.Observation{ProjectID: projectID, DataPointID: dataPointID, Time: tv.Time, Value: tv.Value}
-		if obs[i].Validate() != nil {
-			return pk, h.drop(cl, pk, dropInvalid, packets.ErrPayloadFormatInvalid)
-		}
+	obs, reason := observationsOf(projectID, dataPointID, pk.Payload)
+	if reason != "" {
+		return pk, h.drop(cl, pk, reason, packets.ErrPayloadFormatInvalid)
 	}
 	// Queued on the client's read goroutine, so the pipeline gets a
 	// client's messages in the order sent; only the wait is elsewhere.
@@ -185,6 +178,24 @@ func (h *Ingest) failed(cl *mochi.Client, pk packets.Packet, err error) error {
 		h.dropped.WithLabelValues("storage").Inc()
 	}
 	return packets.ErrRejectPacket
+}
+
+// observationsOf decodes the payload of a publish on one datapoint's
+// topic into validated observations, or tells why it is dropped
+// (dropPayload, dropInvalid). Both brokers' ingestion use it.
+func observationsOf(projectID int64, dataPointID string, payload []byte) ([]pipeline.Observation, string) {
+	tvs, err := codec.DecodeObservations(payload)
+	if err != nil {
+		return nil, dropPayload
+	}
+	obs := make([]pipeline.Observation, len(tvs))
+	for i, tv := range tvs {
+		obs[i] = pipeline.Observation{ProjectID: projectID, DataPointID: dataPointID, Time: tv.Time, Value: tv.Value}
+		if obs[i].Validate() != nil {
+			return nil, dropInvalid
+		}
+	}
+	return obs, ""
 }
 
 // drop counts a refused publish and acknowledges it in its turn.

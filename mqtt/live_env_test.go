@@ -66,27 +66,20 @@ type liveEnvConfig struct {
 func newLiveEnv(t *testing.T, cfg liveEnvConfig) *liveEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &liveEnv{t: t, url: testCluster.TestDatabase(t), reg: prometheus.NewRegistry(), accounts: newTestAccounts()}
-	st, err := store.Open(ctx, e.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	e.st = st
+	e := &liveEnv{t: t, reg: prometheus.NewRegistry(), accounts: newTestAccounts()}
+	e.st, e.url = openTestStore(t)
 	e.fixtures(ctx)
 
 	e.router = pipeline.NewRouter()
-	e.batcher, err = pipeline.NewBatcher(pipeline.BatcherConfig{}, st, e.router, e.reg)
+	var err error
+	e.batcher, err = pipeline.NewBatcher(pipeline.BatcherConfig{}, e.st, e.router, e.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go e.batcher.Run()
 	t.Cleanup(e.batcher.Stop)
 
-	e.gate = NewGate(st)
+	e.gate = NewGate(e.st)
 	lctx, cancel := context.WithCancel(ctx)
 	listened := make(chan struct{})
 	go func() { defer close(listened); e.gate.Listen(lctx) }()

@@ -1,8 +1,10 @@
 package mqtt
 
 import (
+	"context"
 	"testing"
 
+	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
 
@@ -12,4 +14,21 @@ var testCluster *pgcluster.Cluster
 
 func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
+}
+
+// openTestStore opens a fresh, migrated database of the test cluster,
+// closed when the test ends, and returns its URL too.
+func openTestStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	url := testCluster.TestDatabase(t)
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st, url
 }
