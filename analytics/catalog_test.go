@@ -69,6 +69,95 @@ func TestShippedCatalogHasTheRequiredComponents(t *testing.T) {
 	}
 }
 
+// The shipped catalog uses the pin identifiers, units and attribute keys
+// of aedifion's public component data models (aedifion/docs,
+// engineers/component-data-models.md and engineers/analytics.md), so a
+// user of that platform finds the names he knows. Pins and attributes the
+// analysis functions read but aedifion does not name (operative
+// temperature, reference temperature, outdoor CO2, energy price) are
+// listed too: removing one would break a function.
+func TestShippedCatalogUsesAedifionNames(t *testing.T) {
+	comps, err := ParseCatalog(componentsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pinWant struct{ component, pin, unit string }
+	pinUnits := map[pinWant]bool{}
+	attrTypes := map[[2]string]string{}
+	for _, c := range comps {
+		for _, p := range c.Pins {
+			pinUnits[pinWant{c.AlphanumericID, p.AlphanumericID, p.Unit}] = true
+		}
+		for _, a := range c.Attributes {
+			if a.AlphanumericID != a.Key {
+				t.Errorf("%s attribute %s: alphanumeric_id differs from key %s", c.AlphanumericID, a.AlphanumericID, a.Key)
+			}
+			attrTypes[[2]string{c.AlphanumericID, a.Key}] = a.ValueType
+		}
+	}
+	for _, want := range []pinWant{
+		{"boiler", "operating_message", "binary"},
+		{"boiler", "inlet_temperature", "°C"},
+		{"boiler", "outlet_temperature", "°C"},
+		{"boiler", "outlet_temperature_setpoint", "°C"},
+		{"boiler", "volume_flow", "l/s"},
+		{"boiler", "heat_meter", "kWh"},
+		{"condensing_boiler", "power_consumption_meter", "kWh"},
+		{"low-temperature_boiler", "exhaust_o2", "%"},
+		{"combined_heat_and_power", "power_generation_meter", "kWh"},
+		{"heat_pump", "condenser_volume_flow", "l/s"},
+		{"heat_pump", "condenser_outlet_temperature_setpoint", "°C"},
+		{"heat_pump", "evaporator_inlet_temperature", "°C"},
+		{"fan", "volume_flow", "m³/h"},
+		{"fan", "inverter_speed", "%"},
+		{"room", "temperature", "°C"},
+		{"room", "temperature_setpoint", "°C"},
+		{"room", "humidity", "%"},
+		{"room", "co2", "ppm"},
+		{"room", "presence", "binary"},
+		{"room", "outside_air_temperature", "°C"},
+		{"room", "operative_temperature", "°C"},
+		{"thermal_control_loop", "outlet_temperature", "°C"},
+		{"thermal_control_loop", "outlet_temperature_setpoint", "°C"},
+		{"thermal_control_loop", "outside_air_temperature", "°C"},
+		{"thermal_control_loop", "pump_operating_message", "binary"},
+		{"thermal_control_loop", "pump_revolution_speed", "rpm"},
+		{"thermal_control_loop", "valve_position", "%"},
+		{"heat_meter", "heat_meter", "kWh"},
+		{"heat_meter", "volume_flow", "l/s"},
+		{"weather_station", "temperature", "°C"},
+		{"weather_station", "humidity", "%"},
+		{"weather_station", "global_solar_irradiation", "W/m²"},
+		{"weather_station", "co2", "ppm"},
+		{"weather_station", "reference_temperature", "°C"},
+		{"electricity_meter", "energy_meter", "kWh"},
+	} {
+		if !pinUnits[want] {
+			t.Errorf("%s lacks pin %s in %s", want.component, want.pin, want.unit)
+		}
+	}
+	for key, valueType := range map[[2]string]string{
+		{"boiler", "schedule"}:                                "json",
+		{"boiler", "schedule_timezone"}:                       "string",
+		{"boiler", "volume_flow_unit"}:                        "string",
+		{"heat_meter", "volume_flow_unit"}:                    "string",
+		{"heat_pump", "volume_flow_unit"}:                     "string",
+		{"room", "outdoor_co2"}:                               "float",
+		{"thermal_control_loop", "reference_curve"}:           "json",
+		{"thermal_control_loop", "heating_activation_limit"}:  "float",
+		{"thermal_control_loop", "cooling_activation_limit"}:  "float",
+		{"thermal_control_loop", "upper_deviation_tolerance"}: "float",
+		{"thermal_control_loop", "lower_deviation_tolerance"}: "float",
+		{"weather_station", "latitude"}:                       "float",
+		{"weather_station", "longitude"}:                      "float",
+		{"electricity_meter", "energy_price"}:                 "float",
+	} {
+		if got := attrTypes[key]; got != valueType {
+			t.Errorf("%s attribute %s: value_type %q, want %q", key[0], key[1], got, valueType)
+		}
+	}
+}
+
 // A broken catalog file is refused at load with the fault named.
 func TestParseCatalogRefusesBrokenFiles(t *testing.T) {
 	valid := func() map[string]any {

@@ -103,8 +103,8 @@ func TestComponentInProjectLifecycle(t *testing.T) {
 	// The same datapoint on a pin of another component.
 	room := f.create(t, admin, "room")
 	d = e.do("POST", f.path("/pin/datapoint"), admin, map[string]any{"componentinproject_id": room,
-		"pin_id": f.pins["room"]["air_temperature"], "dataPointID": "hp_supply"}).want(t, 200).resource(t)
-	if got := pinOf(t, d, "air_temperature")["dataPointID"]; got != "hp_supply" {
+		"pin_id": f.pins["room"]["temperature"], "dataPointID": "hp_supply"}).want(t, 200).resource(t)
+	if got := pinOf(t, d, "temperature")["dataPointID"]; got != "hp_supply" {
 		t.Fatalf("second mapping of a datapoint: %v", got)
 	}
 
@@ -147,7 +147,7 @@ func TestComponentInProjectLifecycle(t *testing.T) {
 	}
 	e.do("DELETE", f.path(fmt.Sprintf("/%d", hp)), admin, nil).want(t, 200)
 	e.do("GET", f.path(fmt.Sprintf("/%d", hp)), admin, nil).wantError(t, 404)
-	if got := e.do("GET", f.path(fmt.Sprintf("/%d", room)), admin, nil).want(t, 200).JSON; pinOf(t, got, "air_temperature")["dataPointID"] != "hp_supply" {
+	if got := e.do("GET", f.path(fmt.Sprintf("/%d", room)), admin, nil).want(t, 200).JSON; pinOf(t, got, "temperature")["dataPointID"] != "hp_supply" {
 		t.Fatalf("deleting one component changed another: %v", got)
 	}
 	// A project goes with its mapped components.
