@@ -31,19 +31,10 @@ func (s *Server) uploadTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	if len(body) == 0 || body[0] != '{' {
 		return nil, fault.Invalidf("the body must be a JSON object mapping dataPointID to an array of {time, value}")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, decodeError(err)
-	}
-	obs := make([]pipeline.Observation, 0, len(body)/40)
-	names := make([]string, 0, len(raw))
-	for dp, points := range raw {
-		if err := codec.ValidateDataPointID(dp); err != nil {
-			return nil, fault.Invalidf("%s", err.Error())
-		}
-		names = append(names, dp)
+	obs, names, scanned := scanUpload(cl.ProjectID, body)
+	if !scanned {
 		var err error
-		if obs, err = appendPoints(obs, cl.ProjectID, dp, points); err != nil {
+		if obs, names, err = decodeUpload(cl.ProjectID, body); err != nil {
 			return nil, err
 		}
 	}
@@ -54,6 +45,51 @@ func (s *Server) uploadTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	return ok("", nil), nil
+}
+
+// scanUpload decodes an upload of the common form with codec.ScanUpload,
+// which holds no copy of the body; false sends it to decodeUpload, which
+// also gives the reason for anything invalid.
+func scanUpload(projectID int64, body []byte) (obs []pipeline.Observation, names []string, ok bool) {
+	// Every observation closes an object: the count of '}' bounds them, so
+	// the slice is allocated once (growing it held old and new at once).
+	obs = make([]pipeline.Observation, 0, bytes.Count(body, []byte{'}'}))
+	valid, dp := true, ""
+	ok = codec.ScanUpload(body, func(id string) {
+		dp = id
+		names = append(names, id)
+		valid = valid && codec.ValidateDataPointID(id) == nil
+	}, func(tv codec.TimeValue) {
+		o := pipeline.Observation{ProjectID: projectID, DataPointID: dp, Time: tv.Time, Value: tv.Value}
+		valid = valid && o.Validate() == nil
+		obs = append(obs, o)
+	})
+	if !ok || !valid {
+		return nil, nil, false
+	}
+	return obs, names, true
+}
+
+// decodeUpload decodes an upload with encoding/json, naming the datapoint
+// and index of the first bad value or time.
+func decodeUpload(projectID int64, body []byte) ([]pipeline.Observation, []string, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, nil, decodeError(err)
+	}
+	obs := make([]pipeline.Observation, 0, len(body)/40)
+	names := make([]string, 0, len(raw))
+	for dp, points := range raw {
+		if err := codec.ValidateDataPointID(dp); err != nil {
+			return nil, nil, fault.Invalidf("%s", err.Error())
+		}
+		names = append(names, dp)
+		var err error
+		if obs, err = appendPoints(obs, projectID, dp, points); err != nil {
+			return nil, nil, err
+		}
+	}
+	return obs, names, nil
 }
 
 // appendPoints decodes one datapoint's array and validates every point.
