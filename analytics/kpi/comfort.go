@@ -24,6 +24,16 @@ type comfortBand struct{ low, high float64 }
 //	cooling: I 23.5-25.5, II 23.0-26.0, III 22.0-27.0 °C
 //
 // Category IV is every value outside category III.
+//
+// Checked against two independent public tables that agree on every
+// bound: the comfort category limits of the H2020 MOBISTYLE data analysis
+// (github.com/SVGoogle/Data-Analysis-MOBISTYLE,
+// Documentation/source/plots.rst, offices with mechanical cooling, after
+// DS/EN 15251 at 1.2 met) and the fixed seasonal thresholds of
+// github.com/bruadam/hvx core/analytics/calculators/en16798_calculator.py
+// (EN 16798-1). These bands are for mechanically heated or cooled rooms;
+// the adaptive model for free-running buildings (comfort temperature
+// 0.33·Θrm + 18.8 °C, pythermalcomfort adaptive_en) is not applied here.
 func comfortBands(season string) [3]comfortBand {
 	if season == CoolingSeason {
 		return [3]comfortBand{{23.5, 25.5}, {23.0, 26.0}, {22.0, 27.0}}
