@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
-func newTestStore(t *testing.T) *Store {
+func newTestStore(t testing.TB) *Store {
 	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)
