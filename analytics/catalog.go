@@ -37,6 +37,8 @@ var pinLocations = map[string]bool{"left": true, "right": true, "bottom": true}
 type Catalog struct {
 	components []store.CatalogComponent
 	byID       map[int64]int
+	functions  []Function
+	functionAt map[int64]int
 }
 
 // ParseCatalog reads and checks a catalog file: every id present and
@@ -113,14 +115,26 @@ func checkComponent(c store.CatalogComponent) error {
 	return nil
 }
 
-// LoadCatalog checks the catalog shipped with the binary and persists it,
-// giving entries seen for the first time their numeric ids.
+// LoadCatalog checks the catalog shipped with the binary and the analysis
+// functions against it, and persists both, giving entries seen for the
+// first time their numeric ids.
 func LoadCatalog(ctx context.Context, st *store.Store) (*Catalog, error) {
 	comps, err := ParseCatalog(componentsFile)
 	if err != nil {
 		return nil, err
 	}
-	return loadComponents(ctx, st, comps)
+	fns := functionTable()
+	if err := checkFunctions(comps, fns); err != nil {
+		return nil, err
+	}
+	c, err := loadComponents(ctx, st, comps)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.loadFunctions(ctx, st, fns); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func loadComponents(ctx context.Context, st *store.Store, comps []store.CatalogComponent) (*Catalog, error) {

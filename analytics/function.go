@@ -27,7 +27,15 @@ type Function struct {
 	KPIs       []string
 	SummaryKPI string
 
-	run func(in Input) (kpi.Result, error)
+	// run calls the kernel with in.Series keyed by FunctionPin.Role (Run
+	// resolves the pin ids); explain writes the interpretation and the
+	// recommendations of a result with data.
+	run     func(in Input) (kpi.Result, error)
+	explain func(res kpi.Result) (Text, []Text)
+	// someComponents lists the Attributes keys that not every component
+	// of Components defines: where one is not defined it is never filled
+	// in and the kernel's default holds.
+	someComponents []string
 }
 
 // FunctionPin is one series a function reads, by its role in the kernel.

@@ -1,0 +1,319 @@
+package analytics
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openbdp/bdp/analytics/kpi"
+)
+
+var runStart = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+
+// steps builds a series from (minute, value) pairs after runStart.
+func steps(pairs ...float64) []kpi.Point {
+	pts := make([]kpi.Point, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		pts = append(pts, kpi.Point{Time: runStart.Add(time.Duration(pairs[i] * float64(time.Minute))), Value: pairs[i+1]})
+	}
+	return pts
+}
+
+func hoursFrom(start time.Time, h float64) kpi.Period {
+	return kpi.Period{Start: start, End: start.Add(time.Duration(h * float64(time.Hour)))}
+}
+
+// runCase is one run of one function on a synthetic input whose KPIs are
+// worked out by hand in the comment beside it.
+type runCase struct {
+	name      string
+	component string
+	series    map[string][]kpi.Point // by pin alphanumeric id
+	attrs     map[string]string
+	period    kpi.Period // 4 h from runStart when zero
+	want      map[string]float64
+	absent    []string // KPIs that must not be reported
+	color     string
+	noData    bool
+	err       error  // wrapped sentinel a failing run returns
+	errNames  string // what the error must name
+	figures   []string
+}
+
+// runCases are by function alphanumeric id.
+var runCases = map[string][]runCase{
+	"room_air_quality_analysis": {
+		// Outdoor 400 ppm: 500 (excess 100, IDA 1) 1 h, 1050 (650, IDA 3)
+		// 1 h, 1500 (1100, IDA 4) 1 h, 800 (400, IDA 1) 1 h. IDA 4 25 % > 5 %:
+		// red. Mean (500+1050+1500+800)/4 = 962.5; median: half the time
+		// is reached at 800.
+		{name: "classes by hand", component: "room",
+			series: map[string][]kpi.Point{"co2": steps(0, 500, 60, 1050, 120, 1500, 180, 800)},
+			want: map[string]float64{"co2 duration.IDA1.relative": 50, "co2 duration.IDA2.relative": 0, "co2 duration.IDA3.relative": 25,
+				"co2 duration.IDA4.relative": 25, "co2 duration.IDA1.absolute": 2, "co2 duration.IDA4.absolute": 1,
+				"co2.mean": 962.5, "co2.median": 800, "co2.minimum": 500, "co2.maximum": 1500},
+			color: "red", figures: []string{"50 %", "25 %", "962.5 ppm", "1500 ppm"}},
+		// outdoor_co2 600 shifts the classes: 500 IDA 1, 1050 (450) IDA 2,
+		// 1500 (900) IDA 3, 800 (200) IDA 1. No IDA 4; IDA 3 25 % > 10 %:
+		// yellow. The air handling unit reads its return air CO2.
+		{name: "outdoor attribute on the air handling unit", component: "air_handling_unit",
+			series: map[string][]kpi.Point{"return_air_co2": steps(0, 500, 60, 1050, 120, 1500, 180, 800)},
+			attrs:  map[string]string{"outdoor_co2": " 600 "},
+			want: map[string]float64{"co2 duration.IDA1.relative": 50, "co2 duration.IDA2.relative": 25,
+				"co2 duration.IDA3.relative": 25, "co2 duration.IDA4.relative": 0},
+			color: "yellow", figures: []string{"50 %", "0 %"}},
+		{name: "all good", component: "room", series: map[string][]kpi.Point{"co2": steps(0, 450)},
+			want: map[string]float64{"co2 duration.IDA1.relative": 100}, color: "green", figures: []string{"100 %", "450 ppm"}},
+		{name: "co2 not mapped", component: "room", series: map[string][]kpi.Point{"temperature": steps(0, 21)},
+			err: ErrMissingPin, errNames: "co2"},
+		{name: "outdoor co2 not a number", component: "room", series: map[string][]kpi.Point{"co2": steps(0, 450)},
+			attrs: map[string]string{"outdoor_co2": "four hundred"}, err: ErrBadAttribute, errNames: "outdoor_co2"},
+		{name: "outdoor co2 negative", component: "room", series: map[string][]kpi.Point{"co2": steps(0, 450)},
+			attrs: map[string]string{"outdoor_co2": "-1"}, err: ErrBadAttribute, errNames: "outdoor_co2"},
+		{name: "no data", component: "room", series: map[string][]kpi.Point{"co2": nil}, noData: true},
+	},
+	"operating_cycle_analysis": {
+		// On 0-30, 60-90, 120-150, 180-240 min: starts at 60, 120, 180
+		// (already on at 0 is no start seen), 2 closed cycles of 1 h with
+		// 0.5 h on and 0.5 h off; on 2.5 of 4 h = 62.5 %; 0.75 starts/h:
+		// green.
+		{name: "cycles by hand", component: "heat_pump",
+			series: map[string][]kpi.Point{"operating_message": steps(0, 1, 30, 0, 60, 1, 90, 0, 120, 1, 150, 0, 180, 1)},
+			want: map[string]float64{"starts": 3, "closed operating cycles": 2, "operating time": 2.5, "operating time.relative": 62.5,
+				"cycle times.median": 1, "cycle times.average": 1, "duty times.median": 0.5, "switch-off times.maximum": 0.5},
+			color: "green", figures: []string{"3 starts", "2.5 h", "62.5 %", "0.5 h"}},
+		// Toggling every 7.5 min: starts at 15, 30, ..., 225 min, 15 in
+		// 4 h = 3.75/h > 3: red.
+		{name: "short cycling", component: "boiler",
+			series: map[string][]kpi.Point{"operating_message": func() []kpi.Point {
+				var pairs []float64
+				for m := 0.0; m < 240; m += 7.5 {
+					pairs = append(pairs, m, float64(int(m/7.5+1)%2))
+				}
+				return steps(pairs...)
+			}()},
+			want: map[string]float64{"starts": 15, "operating time": 2}, color: "red", figures: []string{"15 starts"}},
+		// Never switched: no closed cycle, so no cycle-time KPIs.
+		{name: "always on", component: "pump", series: map[string][]kpi.Point{"operating_message": steps(0, 1)},
+			want: map[string]float64{"starts": 0, "operating time.relative": 100}, absent: []string{"cycle times.median", "duty times.median"},
+			color: "green", figures: []string{"0 starts", "100 %"}},
+		{name: "operating message not mapped", component: "heat_pump", series: map[string][]kpi.Point{},
+			err: ErrMissingPin, errNames: "operating_message"},
+		{name: "no data", component: "fan", series: map[string][]kpi.Point{"operating_message": {}}, noData: true},
+	},
+	"thermal_comfort_analysis": {
+		// November: heating season bands I 21-23, II 20-24, III 19-25 °C.
+		// 22 (I), 20.5 (II), 24.5 (III), 26 (IV) for 1 h each: 25 % each;
+		// IV 25 % > 10 %: red. Mean 23.25 °C.
+		{name: "categories by hand", component: "room",
+			series: map[string][]kpi.Point{"operative_temperature": steps(0, 22, 60, 20.5, 120, 24.5, 180, 26)},
+			want: map[string]float64{"thermal comfort.categoryI": 1, "thermal comfort.categoryI.relative": 25,
+				"thermal comfort.categoryII.relative": 25, "thermal comfort.categoryIII.relative": 25,
+				"thermal comfort.categoryIV.relative": 25, "operative temperature.mean": 23.25,
+				"operative temperature.minimum": 20.5, "operative temperature.maximum": 26},
+			color: "red", figures: []string{"50 %", "25 %", "23.2", "20.5", "26 °C"}},
+		// July: cooling season, I 23.5-25.5: 24 °C is category I.
+		{name: "cooling season", component: "room", period: hoursFrom(time.Date(2026, 7, 6, 0, 0, 0, 0, time.UTC), 4),
+			series: map[string][]kpi.Point{"operative_temperature": {{Time: time.Date(2026, 7, 6, 0, 0, 0, 0, time.UTC), Value: 24}}},
+			want:   map[string]float64{"thermal comfort.categoryI.relative": 100}, color: "green", figures: []string{"100 %", "24 °C"}},
+		{name: "operative temperature not mapped", component: "room", series: map[string][]kpi.Point{"co2": steps(0, 400)},
+			err: ErrMissingPin, errNames: "operative_temperature"},
+		{name: "no data", component: "room", series: map[string][]kpi.Point{"operative_temperature": nil}, noData: true},
+	},
+	"energy_consumption_analysis": {
+		// Counter 100, 101, 103, 103 kWh at 0, 60, 120, 180 min: 1, 2 and
+		// 0 kW over three hours (the time after the last reading does not
+		// count): 3 kWh, mean 1 kW, peak 2 kW; base load (exceeded 90 %
+		// of the time) 0 kW: green. 0.3 EUR/kWh: 0.9 EUR.
+		{name: "counter with price", component: "electricity_meter",
+			series: map[string][]kpi.Point{"energy_meter": steps(0, 100, 60, 101, 120, 103, 180, 103)},
+			attrs:  map[string]string{"energy_price": "0.3"},
+			want: map[string]float64{"energy consumption": 3, "power.mean": 1, "power.maximum": 2, "base load": 0,
+				"base load.relative": 0, "energy cost": 0.9},
+			color: "green", figures: []string{"3 kWh", "1 kW", "2 kW", "0.9 EUR"}},
+		// Power 2 kW for 2 h, then 4 kW for 2 h: 12 kWh, mean 3 kW; base
+		// load 2 kW = 66.7 % of the mean: red. No price: no cost.
+		{name: "power meter", component: "electricity_meter",
+			series: map[string][]kpi.Point{"power": steps(0, 2, 120, 4)},
+			want: map[string]float64{"energy consumption": 12, "power.mean": 3, "power.maximum": 4, "base load": 2,
+				"base load.relative": 200.0 / 3},
+			absent: []string{"energy cost"}, color: "red", figures: []string{"12 kWh", "3 kW", "66.7 %"}},
+		// Both mapped: the counter wins (2 kWh in the first hour, none in
+		// the second), the power pin's 12 kWh are not used.
+		{name: "counter preferred", component: "heat_pump",
+			series: map[string][]kpi.Point{"power_consumption_meter": steps(0, 10, 60, 12, 120, 12), "power_consumption": steps(0, 2, 120, 4)},
+			want:   map[string]float64{"energy consumption": 2}, color: "green", figures: []string{"2 kWh"}},
+		{name: "air handling unit power", component: "air_handling_unit",
+			series: map[string][]kpi.Point{"power_consumption": steps(0, 5)},
+			want:   map[string]float64{"energy consumption": 20, "base load.relative": 100}, color: "red", figures: []string{"20 kWh"}},
+		{name: "no meter mapped", component: "electricity_meter", series: map[string][]kpi.Point{},
+			err: ErrMissingPin, errNames: "energy_meter or power"},
+		{name: "negative price", component: "electricity_meter", series: map[string][]kpi.Point{"power": steps(0, 2)},
+			attrs: map[string]string{"energy_price": "-0.1"}, err: ErrBadAttribute, errNames: "energy_price"},
+		{name: "price not finite", component: "electricity_meter", series: map[string][]kpi.Point{"power": steps(0, 2)},
+			attrs: map[string]string{"energy_price": "NaN"}, err: ErrBadAttribute, errNames: "energy_price"},
+		// One counter reading is no consumption.
+		{name: "no data", component: "electricity_meter", series: map[string][]kpi.Point{"energy_meter": steps(0, 100)}, noData: true},
+	},
+}
+
+func TestRunFunctions(t *testing.T) {
+	fns := map[string]Function{}
+	for _, f := range functionTable() {
+		fns[f.AlphanumericID] = f
+		if len(runCases[f.AlphanumericID]) == 0 {
+			t.Errorf("function %s has no run cases", f.AlphanumericID)
+		}
+	}
+	for id, cases := range runCases {
+		f, ok := fns[id]
+		if !ok {
+			t.Errorf("run cases for %s, which is not in the table", id)
+			continue
+		}
+		var sawData, sawNoData bool
+		for _, tc := range cases {
+			t.Run(id+"/"+tc.name, func(t *testing.T) {
+				period := tc.period
+				if period.Start.IsZero() {
+					period = hoursFrom(runStart, 4)
+				}
+				out, err := f.Run(Input{Component: tc.component, Period: period, Series: tc.series, Attributes: tc.attrs})
+				if tc.err != nil {
+					if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.errNames) {
+						t.Fatalf("error %v, want %v naming %q", err, tc.err, tc.errNames)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkOutcome(t, f, out)
+				if tc.noData {
+					sawNoData = true
+					if !out.NoData || out.SignalColor != "yellow" || len(out.KPIs) != 0 || out.Summary.Current != nil {
+						t.Errorf("no data: %+v", out)
+					}
+					return
+				}
+				sawData = true
+				if out.NoData || out.SignalColor != tc.color {
+					t.Errorf("color %s (no data %v), want %s", out.SignalColor, out.NoData, tc.color)
+				}
+				got := map[string]float64{}
+				for _, k := range out.KPIs {
+					got[k.Identifier] = k.Value
+				}
+				for k, w := range tc.want {
+					if v, ok := got[k]; !ok || math.Abs(v-w) > 1e-9 {
+						t.Errorf("KPI %q = %v (reported %v), want %v", k, v, ok, w)
+					}
+				}
+				for _, k := range tc.absent {
+					if _, ok := got[k]; ok {
+						t.Errorf("KPI %q reported, want it absent", k)
+					}
+				}
+				for _, fig := range tc.figures {
+					if !strings.Contains(out.Interpretation.EN, fig) {
+						t.Errorf("English interpretation lacks %q: %s", fig, out.Interpretation.EN)
+					}
+					// German writes a decimal comma (and capitals nouns).
+					de := strings.ToLower(strings.Replace(fig, ".", ",", 1))
+					if !strings.Contains(strings.ToLower(out.Interpretation.DE), de) {
+						t.Errorf("German interpretation lacks %q: %s", de, out.Interpretation.DE)
+					}
+				}
+				if v, ok := got[f.SummaryKPI]; ok && (out.Summary.Current == nil || *out.Summary.Current != v) {
+					t.Errorf("summary current %v, want %v", out.Summary.Current, v)
+				}
+			})
+		}
+		if !sawData || !sawNoData {
+			t.Errorf("%s: cases must include a run with data and one without", id)
+		}
+	}
+}
+
+// checkOutcome checks what every outcome must hold: JSON without NaN,
+// texts in both languages, named KPIs and plots, the summary named.
+func checkOutcome(t *testing.T, f Function, out Outcome) {
+	t.Helper()
+	if _, err := json.Marshal(out); err != nil {
+		t.Fatalf("outcome does not encode: %v", err)
+	}
+	if out.Interpretation.EN == "" || out.Interpretation.DE == "" || out.Interpretation.EN == out.Interpretation.DE {
+		t.Errorf("interpretation not in both languages: %+v", out.Interpretation)
+	}
+	if len(out.Recommendation) == 0 {
+		t.Error("no recommendation")
+	}
+	for _, r := range out.Recommendation {
+		if r.EN == "" || r.DE == "" || r.EN == r.DE {
+			t.Errorf("recommendation not in both languages: %+v", r)
+		}
+	}
+	for _, k := range out.KPIs {
+		if k.Name.EN == "" || k.Name.DE == "" || k.Name.EN == k.Identifier && k.Name.DE == k.Identifier {
+			t.Errorf("KPI %s unnamed: %+v", k.Identifier, k.Name)
+		}
+		if !strings.Contains(strings.Join(f.KPIs, "|")+"|", k.Identifier+"|") {
+			t.Errorf("KPI %s is not listed in the function's KPIs", k.Identifier)
+		}
+	}
+	if !out.NoData && len(out.Plots) == 0 {
+		t.Error("no plot")
+	}
+	for _, p := range out.Plots {
+		if p.Identifier == "" || p.Title.EN == "" || p.Title.DE == "" || (p.Type != "pie_chart" && p.Type != "bar_chart") ||
+			len(p.Data) != 1 || len(p.Data[0].Values) != len(p.Categories) {
+			t.Errorf("plot %+v", p)
+		}
+	}
+	if out.Summary.Identifier != f.SummaryKPI || out.Summary.Name.EN == "" || out.Summary.Unit == "" {
+		t.Errorf("summary %+v", out.Summary)
+	}
+}
+
+// A run on a component the function does not fit fails without running.
+func TestRunRefusesAComponentItDoesNotFit(t *testing.T) {
+	for _, f := range functionTable() {
+		_, err := f.Run(Input{Component: "no_such_component", Period: hoursFrom(runStart, 1)})
+		if err == nil || !strings.Contains(err.Error(), "does not fit") {
+			t.Errorf("%s: %v", f.AlphanumericID, err)
+		}
+	}
+}
+
+// The summary compares this period's summary KPI with the previous
+// period's; a previous period without the KPI leaves Previous nil.
+func TestSummaryPrevious(t *testing.T) {
+	var f Function
+	for _, fn := range functionTable() {
+		if fn.AlphanumericID == "operating_cycle_analysis" {
+			f = fn
+		}
+	}
+	run := func(start time.Time, series []kpi.Point) Outcome {
+		out, err := f.Run(Input{Component: "heat_pump", Period: hoursFrom(start, 4), Series: map[string][]kpi.Point{"operating_message": series}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	prevStart := runStart.Add(-4 * time.Hour)
+	prev := run(prevStart, []kpi.Point{{Time: prevStart, Value: 0}, {Time: prevStart.Add(time.Hour), Value: 1}})
+	cur := run(runStart, steps(0, 1, 30, 0, 60, 1, 90, 0, 120, 1, 150, 0, 180, 1))
+	SetSummaryPrevious(&cur, prev)
+	if cur.Summary.Identifier != "starts" || cur.Summary.Current == nil || *cur.Summary.Current != 3 ||
+		cur.Summary.Previous == nil || *cur.Summary.Previous != 1 || cur.Summary.Unit != "count" {
+		t.Fatalf("summary %+v", cur.Summary)
+	}
+	SetSummaryPrevious(&cur, run(prevStart, nil))
+	if cur.Summary.Previous != nil {
+		t.Errorf("previous without data: %v", *cur.Summary.Previous)
+	}
+}
