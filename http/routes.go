@@ -121,6 +121,19 @@ func v2Routes(s *Server) []*route {
 			RefusedQuery: []string{"language"}, Resp: []store.AttributeDefinition{}, Handle: s.componentAttributeDefinitions,
 			Errors: map[int]string{404: "no component with this id"}},
 
+		{Method: "GET", Path: "/v2/analytics/functions", Tag: general, Summary: "The analysis functions, all or those fitting one component",
+			Doc: "Each function lists the pins and attribute definitions it reads, the KPIs it reports and execution_schedule " +
+				"\"weekly\" (an enabled instance runs each Monday 00:00 UTC over the week before). Numeric ids are assigned by this " +
+				"server and stay with their function across restarts and releases. With both component parameters they must name " +
+				"the same component.",
+			Query: []param{
+				{Name: "component_alphanumeric_id", Type: "string", Doc: "only the functions that fit this component (GET /v2/components)", MaxLength: 200},
+				{Name: "component_id", Type: "integer", Doc: "only the functions that fit the component with this id"},
+				{Name: "language", Type: "string", Doc: "en (the default) or de: the language of name"},
+			},
+			Resp: []analysisFunctionEntry{}, Handle: s.listAnalysisFunctions,
+			Errors: map[int]string{404: "no component with this id or alphanumeric id"}},
+
 		// Component mapping (api.md 2.15, 4.8; bodies: decisions.md 8).
 		{Method: "POST", Path: "/v2/project/{project_id}/componentInProject", Tag: project, Op: "create",
 			Summary: "Map a catalog component into the project", Body: cipRequest{}, Resp: envelopeOf[cipDetail]{}, RefusedQuery: []string{"component_id"}, RefusedBody: []string{"abbreviation", "name"}, Handle: s.createComponentInProject,
