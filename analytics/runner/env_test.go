@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 // of connections for the test's own queries.
 type env struct {
 	st        *store.Store
+	cat       *analytics.Catalog
 	db        *pgxpool.Pool
 	projectID int64
 	cipID     int64
@@ -56,7 +57,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{st: st, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	e := &env{st: st, cat: cat, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
 		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
 	if err != nil {
@@ -93,7 +94,19 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// function makes an analysis function row and returns its id.
+// catalogFunction is the id of one of the release's functions.
+func (e *env) catalogFunction(t *testing.T, alphanumericID string) int64 {
+	t.Helper()
+	for _, f := range e.cat.Functions() {
+		if f.AlphanumericID == alphanumericID {
+			return f.ID
+		}
+	}
+	t.Fatalf("no analysis function %q in the catalog", alphanumericID)
+	return 0
+}
+
+// function makes an analysis function row of the test's and returns its id.
 func (e *env) function(t *testing.T, alphanumericID string) int64 {
 	t.Helper()
 	var id int64
@@ -190,12 +203,21 @@ type testFunction struct {
 func (f testFunction) Reads(string) []string                             { return f.reads }
 func (f testFunction) Run(in analytics.Input) (analytics.Outcome, error) { return f.run(in) }
 
-func lookup(fns map[int64]Function) Functions {
-	return func(id int64) (Function, bool) { f, ok := fns[id]; return f, ok }
+// lookup finds the test's functions in fns, and the release's in the
+// catalog.
+func (e *env) lookup(fns map[int64]Function) Functions {
+	release := FromCatalog(e.cat)
+	return func(id int64) (Function, bool) {
+		if f, ok := fns[id]; ok {
+			return f, true
+		}
+		return release(id)
+	}
 }
 
 // airQuality runs the room air quality kernel on the co2 pin, reporting
-// the mean concentration as the summary KPI.
+// the mean concentration as the summary KPI: a function of the test's
+// that computes from stored data.
 var airQuality = testFunction{reads: []string{"co2"}, run: func(in analytics.Input) (analytics.Outcome, error) {
 	co2, ok := in.Series["co2"]
 	if !ok {

@@ -4,7 +4,8 @@ import (
 	"github.com/openbdp/bdp/analytics"
 )
 
-// Function is an analysis function as the pool runs it.
+// Function is an analysis function as the pool runs it: the release's
+// (FromCatalog), or one a test makes.
 type Function interface {
 	// Reads lists the alphanumeric ids of the pins of a component (by
 	// its alphanumeric id) that the function reads: only those series are
@@ -20,12 +21,26 @@ type Function interface {
 // analysis_instances.function_id); false when this release has none.
 type Functions func(id int64) (Function, bool)
 
-// fillPrevious sets the summary KPI's value in the period before (prev's
-// current value) on cur, when both report the same KPI.
-func fillPrevious(cur *analytics.Outcome, prev analytics.Outcome) {
-	if prev.Summary.Current == nil || prev.Summary.Identifier != cur.Summary.Identifier {
-		return
+// FromCatalog finds the release's analysis functions in the catalog.
+func FromCatalog(cat *analytics.Catalog) Functions {
+	return func(id int64) (Function, bool) {
+		f, ok := cat.Function(id)
+		if !ok {
+			return nil, false
+		}
+		return catalogFunction{f}, true
 	}
-	v := *prev.Summary.Current
-	cur.Summary.Previous = &v
+}
+
+// catalogFunction is a function of the catalog; Run is analytics.Function's.
+type catalogFunction struct{ analytics.Function }
+
+func (f catalogFunction) Reads(component string) []string {
+	var pins []string
+	for _, p := range f.Pins {
+		if id := p.PinIDs[component]; id != "" {
+			pins = append(pins, id)
+		}
+	}
+	return pins
 }

@@ -40,13 +40,14 @@ func kpiValue(t *testing.T, o *analytics.Outcome, id string) float64 {
 	return 0
 }
 
-// A requested run is taken from the queue when announced, computed from
-// the stored observations, and finished Success with its outcome; the
-// summary compares with the period before, computed when no result of it
-// is stored and taken from the stored one when it is.
+// A requested run is taken from the queue when announced, computed by the
+// release's room air quality function from the stored observations, and
+// finished Success with its outcome; the summary compares with the period
+// before, computed when no result of it is stored and taken from the
+// stored one when it is.
 func TestAnalysisRunSucceedsFromStoredObservations(t *testing.T) {
 	e := newEnv(t)
-	fn := e.function(t, "air")
+	fn := e.catalogFunction(t, "room_air_quality_analysis")
 	inst := e.instance(t, fn, false, t0)
 	h := time.Hour
 	// One hour in each indoor air class (outdoor 400 ppm); the point half
@@ -54,7 +55,7 @@ func TestAnalysisRunSucceedsFromStoredObservations(t *testing.T) {
 	e.write(t, store.Point{Time: t0.Add(-h / 2), Value: 500}, store.Point{Time: t0, Value: 500},
 		store.Point{Time: t0.Add(h), Value: 900}, store.Point{Time: t0.Add(2 * h), Value: 1300}, store.Point{Time: t0.Add(3 * h), Value: 1500})
 	reg := prometheus.NewRegistry()
-	p := e.startPool(t, Config{Functions: lookup(map[int64]Function{fn: airQuality}), Workers: 2, Registry: reg})
+	p := e.startPool(t, Config{Functions: FromCatalog(e.cat), Workers: 2, Registry: reg})
 
 	first := e.request(t, inst, t0, t0.Add(4*h))
 	e.waitFinished(t, 10*time.Second)
@@ -67,29 +68,33 @@ func TestAnalysisRunSucceedsFromStoredObservations(t *testing.T) {
 			t.Errorf("%s: %v h, want 1", class, got)
 		}
 	}
+	if got := kpiValue(t, r.outcome, "co2.mean"); got != 1050 { // (500+900+1300+1500)/4
+		t.Errorf("mean %v, want 1050", got)
+	}
+	// The summary KPI is the share of IDA 1; the period before holds only
+	// its last half hour, at 500 ppm: all IDA 1.
 	s := r.outcome.Summary
-	// Mean (500+900+1300+1500)/4; the period before holds only its last
-	// half hour, at 500.
-	if s.Current == nil || *s.Current != 1050 || s.Previous == nil || *s.Previous != 500 {
+	if s.Identifier != "co2 duration.IDA1.relative" || s.Current == nil || *s.Current != 25 || s.Previous == nil || *s.Previous != 100 {
 		t.Fatalf("summary %+v", s)
 	}
 
 	// The next period's previous value is the stored result's.
-	if _, err := e.db.Exec(context.Background(), `UPDATE analysis_results SET outcome = jsonb_set(outcome, '{summary,current}', '1234') WHERE id = $1::uuid`, first); err != nil {
+	if _, err := e.db.Exec(context.Background(), `UPDATE analysis_results
+		SET outcome = '{"kpis": [{"identifier": "co2 duration.IDA1.relative", "value": 42}]}' WHERE id = $1::uuid`, first); err != nil {
 		t.Fatal(err)
 	}
 	second := e.request(t, inst, t0.Add(4*h), t0.Add(8*h))
 	e.waitFinished(t, 10*time.Second)
 	r = e.result(t, second)
 	if r.status != store.AnalysisSuccess || kpiValue(t, r.outcome, "co2 duration.IDA4.absolute") != 4 ||
-		*r.outcome.Summary.Current != 1500 || r.outcome.Summary.Previous == nil || *r.outcome.Summary.Previous != 1234 {
+		*r.outcome.Summary.Current != 0 || r.outcome.Summary.Previous == nil || *r.outcome.Summary.Previous != 42 {
 		t.Fatalf("second result %+v, summary %+v", r, r.outcome.Summary)
 	}
 
 	// A period without data succeeds and says so.
 	empty := e.request(t, inst, t0.Add(-100*h), t0.Add(-90*h))
 	e.waitFinished(t, 10*time.Second)
-	if r := e.result(t, empty); r.status != store.AnalysisSuccess || r.info != noDataInfo || !r.outcome.NoData {
+	if r := e.result(t, empty); r.status != store.AnalysisSuccess || r.info != noDataInfo || !r.outcome.NoData || r.outcome.SignalColor != "yellow" {
 		t.Fatalf("run without data: %+v", r)
 	}
 	if got := testutil.ToFloat64(p.metrics.runs.WithLabelValues(store.AnalysisSuccess)); got != 3 {
@@ -102,12 +107,6 @@ func TestAnalysisRunSucceedsFromStoredObservations(t *testing.T) {
 
 // What a run cannot compute fails it, with a reason that says why.
 func TestAnalysisRunFailures(t *testing.T) {
-	needsTemperature := testFunction{reads: []string{"temperature"}, run: func(in analytics.Input) (analytics.Outcome, error) {
-		if _, ok := in.Series["temperature"]; !ok {
-			return analytics.Outcome{}, fmt.Errorf("pin %s: %w", "temperature", analytics.ErrMissingPin)
-		}
-		return analytics.Outcome{}, nil
-	}}
 	badAttribute := testFunction{run: func(analytics.Input) (analytics.Outcome, error) {
 		return analytics.Outcome{}, fmt.Errorf("attribute schedule: %w", analytics.ErrBadAttribute)
 	}}
@@ -115,23 +114,30 @@ func TestAnalysisRunFailures(t *testing.T) {
 	fns := map[int64]Function{}
 	cases := []struct {
 		name     string
-		fn       Function // nil: not in this release
+		release  string   // a function of the release, or
+		fn       Function // the test's; neither: not in this release
 		wantInfo string
 	}{
-		{"required pin unmapped", needsTemperature, "pin temperature: " + analytics.ErrMissingPin.Error()},
-		{"bad attribute", badAttribute, "attribute schedule: " + analytics.ErrBadAttribute.Error()},
-		{"function gone", nil, "analysis function %d no longer exists in this release"},
+		{"required pin unmapped", "thermal_comfort_analysis", nil,
+			analytics.ErrMissingPin.Error() + ": pin operative_temperature (operative_temperature) of room"},
+		{"bad attribute", "", badAttribute, "attribute schedule: " + analytics.ErrBadAttribute.Error()},
+		{"function gone", "", nil, "analysis function %d no longer exists in this release"},
 	}
 	ids := make([]string, len(cases))
 	for i, c := range cases {
-		fn := e.function(t, c.name)
+		var fn int64
+		if c.release != "" {
+			fn = e.catalogFunction(t, c.release)
+		} else {
+			fn = e.function(t, c.name)
+		}
 		if c.fn != nil {
 			fns[fn] = c.fn
 		}
 		cases[i].wantInfo = strings.Replace(c.wantInfo, "%d", fmt.Sprint(fn), 1)
 		ids[i] = e.request(t, e.instance(t, fn, false, t0), t0, t0.Add(time.Hour))
 	}
-	e.startPool(t, Config{Functions: lookup(fns), Workers: 1})
+	e.startPool(t, Config{Functions: e.lookup(fns), Workers: 1})
 	e.waitFinished(t, 10*time.Second)
 	for i, c := range cases {
 		if r := e.result(t, ids[i]); r.status != store.AnalysisFailed || r.info != c.wantInfo || r.outcome != nil {
@@ -150,7 +156,7 @@ func TestAnalysisPanicRestartsWorker(t *testing.T) {
 	badInst, goodInst := e.instance(t, boom, false, t0), e.instance(t, air, false, t0)
 	bad := e.request(t, badInst, t0, t0.Add(time.Hour))
 	good := e.request(t, goodInst, t0, t0.Add(time.Hour))
-	p := e.startPool(t, Config{Functions: lookup(map[int64]Function{boom: exploding, air: airQuality}), Workers: 1})
+	p := e.startPool(t, Config{Functions: e.lookup(map[int64]Function{boom: exploding, air: airQuality}), Workers: 1})
 	e.waitFinished(t, 10*time.Second)
 	if r := e.result(t, bad); r.status != store.AnalysisFailed || r.info != "the analysis failed with an internal error: kernel exploded" {
 		t.Fatalf("panicked run: %+v", r)
@@ -212,7 +218,7 @@ func TestAnalysisThousandRunsAreBounded(t *testing.T) {
 		claimedMost <- top
 	}()
 	started := time.Now()
-	e.startPool(t, Config{Functions: lookup(map[int64]Function{fn: counted}), Workers: workers})
+	e.startPool(t, Config{Functions: e.lookup(map[int64]Function{fn: counted}), Workers: workers})
 	e.waitFinished(t, 2*time.Minute)
 	took := time.Since(started)
 	stopSampling()
@@ -253,7 +259,7 @@ func TestAnalysisStaleClaimsAreTakenAtStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.startPool(t, Config{Functions: lookup(map[int64]Function{fn: airQuality}), Workers: 2, TimeLimit: 10 * time.Minute})
+	e.startPool(t, Config{Functions: e.lookup(map[int64]Function{fn: airQuality}), Workers: 2, TimeLimit: 10 * time.Minute})
 	deadline := time.Now().Add(10 * time.Second)
 	for e.result(t, stale).status == store.AnalysisRunning || e.result(t, doomed).status == store.AnalysisRunning {
 		if time.Now().After(deadline) {
@@ -283,7 +289,7 @@ func TestAnalysisTimeLimit(t *testing.T) {
 	}}
 	late := e.request(t, e.instance(t, slow, false, t0), t0, t0.Add(time.Hour))
 	next := e.request(t, e.instance(t, air, false, t0), t0, t0.Add(time.Hour))
-	e.startPool(t, Config{Functions: lookup(map[int64]Function{slow: sleeping, air: airQuality}), Workers: 1, TimeLimit: 200 * time.Millisecond})
+	e.startPool(t, Config{Functions: e.lookup(map[int64]Function{slow: sleeping, air: airQuality}), Workers: 1, TimeLimit: 200 * time.Millisecond})
 	e.waitFinished(t, 10*time.Second)
 	if r := e.result(t, late); r.status != store.AnalysisFailed || r.info != "the run took longer than the time limit of 200ms" {
 		t.Fatalf("slow run: %+v", r)

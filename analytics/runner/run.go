@@ -75,7 +75,7 @@ func (p *Pool) compute(ctx context.Context, run store.AnalysisRun) (store.Analys
 		}
 	}
 	if previous != nil {
-		fillPrevious(&outcome, *previous)
+		analytics.SetSummaryPrevious(&outcome, *previous)
 	}
 	js, err := json.Marshal(outcome)
 	if err != nil {
