@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openbdp/bdp/analytics/runner"
 )
 
 // config is the whole platform configuration, read from BDP_* environment
@@ -54,6 +56,9 @@ type config struct {
 	MQTTExternal      string
 	MQTTAdminUser     string // the external broker's dynamic-security admin client
 	MQTTAdminPassword string
+	// AnalysisWorkers is how many analysis runs this node computes at
+	// once; 0: runner.DefaultWorkers.
+	AnalysisWorkers int
 }
 
 // configVars documents every variable with its default, for --help and
@@ -87,6 +92,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_LOGIN_ACCOUNT_FAILURES", "10", "failed password logins of one account within BDP_LOGIN_FAILURE_WINDOW before 429"},
 	{"BDP_LOGIN_ADDRESS_FAILURES", "100", "failed password logins from one client address (IPv6: its /64) within the window before 429"},
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
+	{"BDP_ANALYSIS_WORKERS", "", "analysis runs computed at once on this node (1 to 64); more wait in the database; empty: half the CPUs, at least 1, so analyses do not starve ingestion"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -235,6 +241,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		bad("BDP_RESUME_CONCURRENCY", errors.New("must be a whole number from 1 to 64"))
 	} else {
 		c.ResumeConcurrency = n
+	}
+	if w := get("BDP_ANALYSIS_WORKERS"); w != "" {
+		if n, err := strconv.Atoi(w); err != nil || n < 1 || n > runner.MaxWorkers {
+			bad("BDP_ANALYSIS_WORKERS", fmt.Errorf("must be a whole number from 1 to %d", runner.MaxWorkers))
+		} else {
+			c.AnalysisWorkers = n
+		}
 	}
 	return c, errors.Join(errs...)
 }

@@ -36,6 +36,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.MQTTWSAddr != "" || c.MQTTClientQueue != 1024 {
 		t.Fatalf("mqtt: %+v", c)
 	}
+	if c.AnalysisWorkers != 0 { // runner.DefaultWorkers
+		t.Fatalf("analysis workers: %d", c.AnalysisWorkers)
+	}
 }
 
 func TestConfigValues(t *testing.T) {
@@ -44,13 +47,14 @@ func TestConfigValues(t *testing.T) {
 		"BDP_DATABASE_URL": "postgres://u:p@db:5432/bdp", "BDP_TOKEN_SECRET": strings.Repeat("s", 32),
 		"BDP_LOG_LEVEL": "warn", "BDP_KAFKA_BROKERS": "127.0.0.1:9092, 127.0.0.1:9093",
 		"BDP_LOGIN_ACCOUNT_FAILURES": "5", "BDP_LOGIN_ADDRESS_FAILURES": "50", "BDP_LOGIN_FAILURE_WINDOW": "5m",
+		"BDP_ANALYSIS_WORKERS": "3",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.HTTPAddr != "0.0.0.0:0" || c.BodyLimit != 512<<10 || c.ImportLimit != 3<<30 || c.CredentialTTL != 0 || c.LogLevel.String() != "WARN" ||
 		len(c.KafkaBrokers) != 2 || c.KafkaBrokers[1] != "127.0.0.1:9093" || c.KafkaTopic != "bdp.observations" ||
-		c.LoginAccountFailures != 5 || c.LoginAddressFailures != 50 || c.LoginFailureWindow != 5*time.Minute {
+		c.LoginAccountFailures != 5 || c.LoginAddressFailures != 50 || c.LoginFailureWindow != 5*time.Minute || c.AnalysisWorkers != 3 {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -79,6 +83,7 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_LOGIN_FAILURE_WINDOW":   "500ms",
 		"BDP_MQTT_WS_ADDR":           "localhost",
 		"BDP_MQTT_CLIENT_QUEUE":      "10",
+		"BDP_ANALYSIS_WORKERS":       "65",
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

@@ -96,6 +96,11 @@ func runServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stopAnalytics, err := startAnalytics(cfg, st, components, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAnalytics() // before the database closes; runs cut short go back to the queue
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
