@@ -12,16 +12,16 @@ import (
 	"github.com/openbdp/bdp/fault"
 )
 
-// analysisFixture is two projects of one company, a mapped component in
+// instanceFixture is two projects of one company, a mapped component in
 // each and two analysis functions.
-type analysisFixture struct {
+type instanceFixture struct {
 	s             *Store
 	pid, otherPid int64
 	cip, otherCIP int64
 	fnA, fnB      int64
 }
 
-func newAnalysisFixture(t *testing.T) analysisFixture {
+func newInstanceFixture(t *testing.T) instanceFixture {
 	t.Helper()
 	ctx := context.Background()
 	s := newTestStore(t)
@@ -30,7 +30,7 @@ func newAnalysisFixture(t *testing.T) analysisFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := analysisFixture{s: s}
+	f := instanceFixture{s: s}
 	for _, pid := range []*int64{&f.pid, &f.otherPid} {
 		p, _, err := s.CreateProject(ctx, u.ID, Project{CompanyID: co.ID, Name: "p"}, nil)
 		if err != nil {
@@ -66,7 +66,7 @@ func newAnalysisFixture(t *testing.T) analysisFixture {
 
 func TestAnalysisInstanceLifecycle(t *testing.T) {
 	ctx := context.Background()
-	f := newAnalysisFixture(t)
+	f := newInstanceFixture(t)
 	s := f.s
 	a, err := s.CreateAnalysisInstance(ctx, f.pid, NewAnalysisInstance{FunctionID: f.fnA, ComponentInProjectID: f.cip, Name: "air", Enabled: true})
 	if err != nil {
@@ -120,7 +120,7 @@ func TestAnalysisInstanceLifecycle(t *testing.T) {
 
 func TestAnalysisManualRunsAndResults(t *testing.T) {
 	ctx := context.Background()
-	f := newAnalysisFixture(t)
+	f := newInstanceFixture(t)
 	s := f.s
 	a, err := s.CreateAnalysisInstance(ctx, f.pid, NewAnalysisInstance{FunctionID: f.fnA, ComponentInProjectID: f.cip})
 	if err != nil {
