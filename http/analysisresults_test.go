@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openbdp/bdp/analytics"
+	"github.com/openbdp/bdp/analytics/kpi"
 )
 
 var (
@@ -338,5 +339,53 @@ func TestAnalyticsResultsGroupedByComponent(t *testing.T) {
 		int64(hpInstances[0].(map[string]any)["instance"].(map[string]any)["id"].(float64)) != idle ||
 		hpInstances[0].(map[string]any)["latest_result"] != nil {
 		t.Fatalf("heat pump group: %v", hpGroup)
+	}
+}
+
+// A real function's outcome (thermal comfort over two days with a known
+// temperature) renders in both languages and in imperial units.
+func TestAnalysisResultOfARealFunction(t *testing.T) {
+	f := newAnalysisFixture(t)
+	e, admin := f.e, f.c.Admin
+	var comfort analytics.Function
+	for _, fn := range e.srv.components.Functions() {
+		if fn.AlphanumericID == "thermal_comfort_analysis" {
+			comfort = fn
+		}
+	}
+	// 21 °C for a day, then 25 °C: the mean is 23 °C, 73.4 °F.
+	var series []kpi.Point
+	for h := range 48 {
+		v := 21.0
+		if h >= 24 {
+			v = 25
+		}
+		series = append(series, kpi.Point{Time: analysisWeek.Add(time.Duration(h) * time.Hour), Value: v})
+	}
+	end := analysisWeek.Add(48 * time.Hour)
+	o, err := comfort.Run(analytics.Input{Component: "room", Period: kpi.Period{Start: analysisWeek, End: end},
+		Series: map[string][]kpi.Point{"operative_temperature": series}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	analytics.SetSummaryPrevious(&o, o) // the same two days before: no change
+	inst := f.createInstance(t, comfort.ID, f.room, false)
+	result := f.run(t, inst, analysisWeek, end)
+	f.finish(t, result, o)
+	path := f.instPath(fmt.Sprintf("/v2/analytics/instance/%d/result/%s", inst, result), "result_language", "de", "units_system", "imperial")
+	d := e.do("GET", path, admin, nil).want(t, 200).JSON
+	if d["interpretation"] != o.Interpretation.DE || d["function_name"] != comfort.NameDE || len(d["kpi"].([]any)) != len(o.KPIs) ||
+		len(d["plots"].([]any)) != len(o.Plots) || len(d["recommendation"].([]any)) != len(o.Recommendation) || d["signal_color"] != o.SignalColor {
+		t.Fatalf("detail of a thermal comfort outcome %+v: %v", o, d)
+	}
+	if k := kpiOf(t, d, "operative temperature.mean"); k["unit"] != "°F" || !near(k["value"].(float64), 73.4) {
+		t.Errorf("mean operative temperature: %v", k)
+	}
+	if k := kpiOf(t, d, "thermal comfort.categoryI"); k["unit"] != "h" {
+		t.Errorf("hours stay hours: %v", k)
+	}
+	dev := d["summary_kpi"].(map[string]any)["development"]
+	if o.Summary.Current == nil || dev == nil || dev.(map[string]any)["arrow"] != "right" || dev.(map[string]any)["value"] != 0.0 {
+		t.Errorf("summary against an equal period: %v", d["summary_kpi"])
 	}
 }
