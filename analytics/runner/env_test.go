@@ -36,7 +36,7 @@ type env struct {
 	log       *slog.Logger
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)
@@ -95,7 +95,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // catalogFunction is the id of one of the release's functions.
-func (e *env) catalogFunction(t *testing.T, alphanumericID string) int64 {
+func (e *env) catalogFunction(t testing.TB, alphanumericID string) int64 {
 	t.Helper()
 	for _, f := range e.cat.Functions() {
 		if f.AlphanumericID == alphanumericID {
@@ -118,7 +118,7 @@ func (e *env) function(t *testing.T, alphanumericID string) int64 {
 }
 
 // instance makes an instance of the function on the room.
-func (e *env) instance(t *testing.T, functionID int64, enabled bool, created time.Time) int64 {
+func (e *env) instance(t testing.TB, functionID int64, enabled bool, created time.Time) int64 {
 	t.Helper()
 	var id int64
 	if err := e.db.QueryRow(context.Background(), `INSERT INTO analysis_instances (project_id, function_id, componentinproject_id, enabled, created_at)

@@ -18,7 +18,7 @@ import (
 
 var t0 = time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC) // a Monday
 
-func (e *env) write(t *testing.T, pts ...store.Point) {
+func (e *env) write(t testing.TB, pts ...store.Point) {
 	t.Helper()
 	rows := make([]store.Row, len(pts))
 	for i, p := range pts {
