@@ -109,6 +109,10 @@ type Pool struct {
 
 	mu      sync.Mutex
 	claimed map[string]store.AnalysisRun // handed to a worker, not yet finished
+
+	// finishing counts the results written off a worker (a panic's, a
+	// time limit's): stop waits for them.
+	finishing sync.WaitGroup
 }
 
 // New starts the pool's actors; Run dispatches runs to them.
@@ -219,7 +223,10 @@ func (p *Pool) stop() {
 		// the wait is left to finish, its result written if still wanted.
 		_ = p.system.Root.StopFuture(w).Wait()
 	}
+	// The supervisor handles the failures reported before its stop, so
+	// every panic's result is being written once it stopped.
 	_ = p.system.Root.StopFuture(p.supervisor).Wait()
+	p.finishing.Wait()
 	p.mu.Lock()
 	left := make([]store.AnalysisRun, 0, len(p.claimed))
 	for _, run := range p.claimed {

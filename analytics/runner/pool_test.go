@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -296,5 +297,47 @@ func TestAnalysisTimeLimit(t *testing.T) {
 	}
 	if r := e.result(t, next); r.status != store.AnalysisSuccess {
 		t.Fatalf("run after the slow one: %+v", r)
+	}
+}
+
+// Stopping the pool waits for the run in progress, whose result is
+// written before Run returns, also when it panics.
+func TestAnalysisShutdownJoinsRunsInProgress(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		panics     bool
+		wantStatus string
+	}{
+		{"finishes", false, store.AnalysisSuccess},
+		{"panics", true, store.AnalysisFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			fn := e.function(t, "slow")
+			began := make(chan struct{})
+			var once sync.Once
+			slow := testFunction{run: func(analytics.Input) (analytics.Outcome, error) {
+				once.Do(func() { close(began) }) // it runs twice: this period and the one before
+				time.Sleep(300 * time.Millisecond)
+				if c.panics {
+					panic("late")
+				}
+				return analytics.Outcome{SignalColor: "green"}, nil
+			}}
+			id := e.request(t, e.instance(t, fn, false, t0), t0, t0.Add(time.Hour))
+			p, err := New(Config{Store: e.st, Functions: e.lookup(map[int64]Function{fn: slow}), Log: e.log, Version: "v"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); p.Run(ctx) }()
+			<-began
+			cancel()
+			<-done
+			if r := e.result(t, id); r.status != c.wantStatus {
+				t.Fatalf("run in progress at shutdown: %+v, want %s", r, c.wantStatus)
+			}
+		})
 	}
 }

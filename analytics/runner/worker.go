@@ -75,10 +75,12 @@ func (s *restartStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervis
 		}
 		p.cfg.Log.Error("analysis run panicked; worker restarted", slog.String("result_id", m.run.ResultID),
 			slog.Any("panic", value), slog.String("stack", string(stack)))
-		// Written off the supervisor's mailbox: a slow database must not
-		// hold up other workers' restarts.
-		go p.finish(m.run, store.AnalysisRunEnd{Status: store.AnalysisFailed,
-			Info: fmt.Sprintf("the analysis failed with an internal error: %v", value)})
+		// Written off the supervisor's mailbox, so that a slow database
+		// does not hold up other workers' restarts; stop waits for it.
+		p.finishing.Go(func() {
+			p.finish(m.run, store.AnalysisRunEnd{Status: store.AnalysisFailed,
+				Info: fmt.Sprintf("the analysis failed with an internal error: %v", value)})
+		})
 	}
 	// The restarted worker takes its next run after the restart, from its
 	// mailbox.
@@ -121,7 +123,11 @@ func (p *Pool) execute(run store.AnalysisRun) {
 	p.metrics.inFlight.Inc()
 	p.metrics.queueWait.Observe(run.Waited.Seconds())
 	ctx, cancel := context.WithTimeout(p.runCtx, p.cfg.TimeLimit)
-	overdue := time.AfterFunc(p.cfg.TimeLimit, func() { p.finish(run, p.failed(timeLimitInfo(p.cfg.TimeLimit))) })
+	overdue := time.AfterFunc(p.cfg.TimeLimit, func() {
+		p.finishing.Add(1) // while the worker is busy, so before stop waits
+		defer p.finishing.Done()
+		p.finish(run, p.failed(timeLimitInfo(p.cfg.TimeLimit)))
+	})
 	defer func() {
 		overdue.Stop()
 		cancel()
