@@ -1,12 +1,12 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -59,9 +59,7 @@ func (v resultView) text(t analytics.Text) string {
 // conversion and reads the exchange rates at most once.
 type kpiUnits struct {
 	unitsSystem, currencySystem string
-	ctx                         context.Context
-	store                       *store.Store
-	rates                       *units.Rates
+	rates                       func() (units.Rates, error) // the operator's, read once when first needed
 	known                       map[string]kpiConversion
 }
 
@@ -105,7 +103,9 @@ func (s *Server) kpiUnitsOf(c *fiber.Ctx, cl *call) (*kpiUnits, error) {
 	if !known {
 		return nil, fault.Invalidf("currency_system must be one of %s, got %q", systemIDs(systems.CurrencySystems), clip(cs))
 	}
-	return &kpiUnits{unitsSystem: u, currencySystem: cur, ctx: c.UserContext(), store: s.store, known: map[string]kpiConversion{}}, nil
+	ctx := c.UserContext()
+	return &kpiUnits{unitsSystem: u, currencySystem: cur, known: map[string]kpiConversion{},
+		rates: sync.OnceValues(func() (units.Rates, error) { return s.currencyRates(ctx) })}, nil
 }
 
 // temperatureDifference is the unit the kernels give differences of
@@ -147,18 +147,11 @@ func (k *kpiUnits) resolve(unit string) (kpiConversion, error) {
 	}
 	f, err := units.Rates{}.Converter(unit, to)
 	if errors.Is(err, units.ErrNoRate) {
-		if k.rates == nil {
-			table, err := k.store.CurrencyRates(k.ctx)
-			if err != nil {
-				return kpiConversion{}, err
-			}
-			r, err := units.NewRates(table)
-			if err != nil {
-				return kpiConversion{}, fmt.Errorf("stored currency rates: %w", err)
-			}
-			k.rates = &r
+		rates, rerr := k.rates()
+		if rerr != nil {
+			return kpiConversion{}, rerr
 		}
-		f, err = k.rates.Converter(unit, to)
+		f, err = rates.Converter(unit, to)
 	}
 	if errors.Is(err, units.ErrNoRate) {
 		return kpiConversion{}, fault.Wrap(fault.Unprocessable, err, fmt.Sprintf("cannot convert %s to %s: %s (the operator's exchange rates lack it)",

@@ -388,25 +388,17 @@ func (s *Server) analyticsResults(c *fiber.Ctx, cl *call) (any, error) {
 	shown, meta := listPage(all, page, perPage)
 	items := make([]componentInstances, 0, len(shown))
 	for _, cip := range shown {
-		latest := map[int64]store.AnalysisResult{}
-		for _, r := range g.latest[cip.ID] {
-			latest[r.InstanceID] = r
-		}
-		_, color, err := s.resultsOfComponent(view, cip, g.latest[cip.ID])
+		results, color, err := s.resultsOfComponent(view, cip, g.latest[cip.ID])
 		if err != nil {
 			return nil, err
 		}
+		latest := map[int64]*resultOfComponent{}
+		for i := range results {
+			latest[results[i].InstanceID] = &results[i]
+		}
 		item := componentInstances{ComponentInProjectID: cip.ID, DisplayName: s.displayName(cip, view.lang), SignalColor: color}
 		for _, a := range byComponent[cip.ID] {
-			il := instanceLatest{Instance: instanceAnswer(a)}
-			if r, has := latest[a.ID]; has {
-				shownResult, err := s.resultOfComponent(view, cip, r)
-				if err != nil {
-					return nil, err
-				}
-				il.LatestResult = &shownResult
-			}
-			item.Instances = append(item.Instances, il)
+			item.Instances = append(item.Instances, instanceLatest{Instance: instanceAnswer(a), LatestResult: latest[a.ID]})
 		}
 		items = append(items, item)
 	}
