@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
+	"net/url"
 	"regexp"
 	"syscall"
 	"testing"
@@ -15,32 +18,40 @@ import (
 )
 
 // The real binary runs analyses: at start it makes up the weekly runs of
-// the weeks it missed, a run requested while it serves is computed at
-// once, /metrics counts them, and SIGTERM joins the pool cleanly.
+// the weeks it missed, a run requested over HTTP is computed at once and
+// its result read back, /metrics counts them, and SIGTERM joins the pool.
 func TestServeRunsAnalyses(t *testing.T) {
 	dir := newDataDir(t)
 	s := startServe(t, dir, "BDP_ANALYSIS_WORKERS=1")
 	ctx := context.Background()
+	status, body := s.request("POST", "/operator/companies", operator,
+		`{"name":"acme","admin":{"firstName":"A","lastName":"B","email":"a@acme.test","password":"acme-pw-12"}}`)
+	if status != 201 {
+		t.Fatalf("company: %d %s", status, body)
+	}
+	admin := basicAuth("a@acme.test", "acme-pw-12")
+	var project struct {
+		Resource struct {
+			Project struct{ ID int64 } `json:"project"`
+		} `json:"resource"`
+	}
+	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
+	if status != 200 || json.Unmarshal(body, &project) != nil {
+		t.Fatalf("project: %d %s", status, body)
+	}
+	pid := project.Resource.Project.ID
+
+	// The room and its CO2 series are set up in the database directly:
+	// hourly over the last five weeks, 600 ppm, 1500 ppm every sixth hour.
 	st, err := store.Open(ctx, managedURL(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
+	dps, err := st.EnsureDatapoints(ctx, pid, []string{"room.co2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dps, err := st.EnsureDatapoints(ctx, p.ID, []string{"room.co2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Hourly CO2 over the last five weeks: 600 ppm, 1500 ppm every sixth
-	// hour.
 	now := time.Now().UTC().Truncate(time.Hour)
 	var rows []store.Row
 	for h := 5 * 7 * 24; h > 0; h-- {
@@ -66,18 +77,24 @@ func TestServeRunsAnalyses(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT id FROM analysis_functions WHERE alphanumeric_id = 'room_air_quality_analysis'`).Scan(&fn); err != nil {
 		t.Fatal(err)
 	}
-	cip, err := st.CreateComponentInProject(ctx, p.ID, room, store.ComponentInProjectNames{})
+	cip, err := st.CreateComponentInProject(ctx, pid, room, store.ComponentInProjectNames{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.MapPin(ctx, p.ID, cip.ID, co2Pin, "room.co2", store.MapCreate); err != nil {
+	if err := st.MapPin(ctx, pid, cip.ID, co2Pin, "room.co2", store.MapCreate); err != nil {
 		t.Fatal(err)
 	}
-	// Made three weeks ago, while no node ran the schedule: its weeks are
-	// made up at the next start.
-	var inst int64
-	if err := conn.QueryRow(ctx, `INSERT INTO analysis_instances (project_id, function_id, componentinproject_id, enabled, created_at)
-		VALUES ($1, $2, $3, true, now() - interval '21 days') RETURNING id`, p.ID, fn, cip.ID).Scan(&inst); err != nil {
+	var inst struct {
+		Resource struct{ ID int64 } `json:"resource"`
+	}
+	status, body = s.request("POST", fmt.Sprintf("/v2/analytics/instance?project_id=%d", pid), admin,
+		fmt.Sprintf(`{"analysisfunction_id":%d,"componentinproject_id":%d,"enabled":true}`, fn, cip.ID))
+	if status != 200 || json.Unmarshal(body, &inst) != nil || inst.Resource.ID == 0 {
+		t.Fatalf("instance: %d %s", status, body)
+	}
+	// As if made three weeks ago, with no node running since: its weeks
+	// are made up at the next start.
+	if _, err := conn.Exec(ctx, `UPDATE analysis_instances SET created_at = now() - interval '21 days'`); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.stop(syscall.SIGTERM); err != nil {
@@ -87,72 +104,80 @@ func TestServeRunsAnalyses(t *testing.T) {
 	st.Close()
 
 	s = startServe(t, dir, "BDP_ANALYSIS_WORKERS=1")
-	if conn, err = pgx.Connect(ctx, managedURL(t, dir)); err != nil {
-		t.Fatal(err)
+	instPath := fmt.Sprintf("/v2/analytics/instance/%d", inst.Resource.ID)
+	q := url.Values{"project_id": {fmt.Sprint(pid)}, "start": {now.Add(-48 * time.Hour).Format(time.RFC3339)}, "end": {now.Format(time.RFC3339)}}
+	var run struct {
+		Resource struct {
+			ResultID string `json:"result_id"`
+			Status   string `json:"status"`
+		} `json:"resource"`
 	}
-	var manual string
-	if err := conn.QueryRow(ctx, `INSERT INTO analysis_results (id, instance_id, project_id, period_start, period_end)
-		VALUES (gen_random_uuid(), $1, $2, $3, $4) RETURNING id::text`, inst, p.ID, now.Add(-48*time.Hour), now).Scan(&manual); err != nil {
-		t.Fatal(err)
+	status, body = s.request("POST", instPath+"/run?"+q.Encode(), admin, "")
+	if status != 200 || json.Unmarshal(body, &run) != nil || run.Resource.Status != "running" {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	// Every result, the three weekly ones and the manual one, ends as a
+	// Success: one hour in six above 1400 ppm is IDA 4 (outdoor air 400 ppm).
+	var list []struct {
+		ResultID string `json:"result_id"`
+		Status   string `json:"status"`
+		Weekly   bool   `json:"weekly"`
+		Input    struct {
+			Start string `json:"start"`
+		} `json:"input_parameters"`
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var waiting int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM analysis_results WHERE status = 'running'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
+	for done := false; !done; {
+		status, body = s.request("GET", fmt.Sprintf("%s/results?project_id=%d", instPath, pid), admin, "")
+		if status != 200 || json.Unmarshal(body, &list) != nil {
+			t.Fatalf("results: %d %s", status, body)
 		}
-		if waiting == 0 {
-			break
+		done = len(list) == 4
+		for _, r := range list {
+			done = done && r.Status != "running"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d runs still running after 30 s:\n%s", waiting, s.log)
+		if !done && time.Now().After(deadline) {
+			t.Fatalf("results after 30 s: %s\n%s", body, s.log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	rs, err := conn.Query(ctx, `SELECT period_start, weekly, status, info, analytics_version,
-		(SELECT k->>'value' FROM jsonb_array_elements(outcome->'kpis') k WHERE k->>'identifier' = 'co2 duration.IDA4.relative')
-		FROM analysis_results ORDER BY weekly DESC, period_start`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type row struct {
-		start                 time.Time
-		weekly                bool
-		status, info, version string
-		ida4                  *string
-	}
-	got, err := pgx.CollectRows(rs, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		return x, r.Scan(&x.start, &x.weekly, &x.status, &x.info, &x.version, &x.ida4)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	week := runner.WeekStart(time.Now())
-	want := []time.Time{week.Add(-3 * runner.Week), week.Add(-2 * runner.Week), week.Add(-runner.Week), now.Add(-48 * time.Hour)}
-	if len(got) != len(want) {
-		t.Fatalf("results %+v, want weekly runs of the three weeks since the instance was made and the manual run", got)
+	want := map[string]bool{ // start -> weekly
+		week.Add(-3 * runner.Week).Format(time.RFC3339): true, week.Add(-2 * runner.Week).Format(time.RFC3339): true,
+		week.Add(-runner.Week).Format(time.RFC3339): true, now.Add(-48 * time.Hour).Format(time.RFC3339): false,
 	}
-	for i, r := range got {
-		// One hour in six above 1400 ppm: IDA 4 (outdoor air 400 ppm).
-		if !r.start.Equal(want[i]) || r.weekly != (i < 3) || r.status != store.AnalysisSuccess || r.version != version ||
-			r.ida4 == nil || !regexp.MustCompile(`^16\.6`).MatchString(*r.ida4) {
-			t.Errorf("result %d: %+v (IDA 4 share %v), want a Success from %s", i, r, deref(r.ida4), want[i])
+	for _, r := range list {
+		weekly, ok := want[r.Input.Start]
+		if !ok || weekly != r.Weekly || r.Status != store.AnalysisSuccess {
+			t.Fatalf("results %+v; want Success of the three weeks since the instance was made and of the manual run", list)
+		}
+		var detail struct {
+			Status  string `json:"status"`
+			Version string `json:"analytics_version"`
+			KPI     []struct {
+				Identifier string  `json:"identifier"`
+				Value      float64 `json:"value"`
+			} `json:"kpi"`
+		}
+		status, body = s.request("GET", fmt.Sprintf("%s/result/%s?project_id=%d", instPath, r.ResultID, pid), admin, "")
+		if status != 200 || json.Unmarshal(body, &detail) != nil || detail.Version != version {
+			t.Fatalf("result %s: %d %s", r.ResultID, status, body)
+		}
+		ida4 := math.NaN()
+		for _, k := range detail.KPI {
+			if k.Identifier == "co2 duration.IDA4.relative" {
+				ida4 = k.Value
+			}
+		}
+		if math.Abs(ida4-100.0/6) > 1e-9 {
+			t.Errorf("result from %s: IDA 4 share %v %%, want 16.67", r.Input.Start, ida4)
 		}
 	}
-	_, body := s.request("GET", "/metrics", nil, "")
+	_, body = s.request("GET", "/metrics", nil, "")
 	if m := regexp.MustCompile(`(?m)^bdp_analysis_runs_total\{status="Success"\} (\S+)$`).FindSubmatch(body); m == nil || string(m[1]) != "4" {
 		t.Fatalf("bdp_analysis_runs_total{status=\"Success\"}: %q", m)
 	}
-	conn.Close(ctx)
 	if err := s.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.log)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return "<none>"
-	}
-	return fmt.Sprint(*s)
 }
