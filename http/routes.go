@@ -198,7 +198,10 @@ func v2Routes(s *Server) []*route {
 		{Method: "POST", Path: "/v2/analytics/instance/{instance_id}/run", Tag: project, Op: "create",
 			Summary: "Run an analysis instance over [start, end) (at most 366 days): answers at once with the new result's id, status running",
 			Doc: "The result is queued in the database and computed off the request by the analysis runners of any node; its status " +
-				"moves from running to Success or Failed (GET .../result/{result_id}). Disabled instances run by hand too.",
+				"moves from running to Success or Failed (GET .../result/{result_id}). Disabled instances run by hand too. " +
+				"A node computes BDP_ANALYSIS_WORKERS runs at once, the others wait in the database. A run fails, with the reason " +
+				"in info, when a required pin is not mapped, an attribute's value is unusable, the function is no longer in the " +
+				"release, the analysis fails internally, or it takes longer than 5 minutes.",
 			Query: []param{projectQuery, {Name: "start", Type: "string", Required: true, Doc: "RFC 3339 (2024-03-04T00:00:00Z), included"},
 				{Name: "end", Type: "string", Required: true, Doc: "RFC 3339, after start, at most 366 days after it; excluded"}},
 			Resp: envelopeOf[runAccepted]{}, Handle: s.runAnalysisInstance,
