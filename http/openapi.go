@@ -72,11 +72,14 @@ func operation(r *route, bodyLimit int) map[string]any {
 	}
 	var params []map[string]any
 	for _, m := range pathParamRe.FindAllStringSubmatch(r.Path, -1) {
-		typ := "integer"
-		if m[1] == "dataPointID" {
-			typ = "string"
+		schema := map[string]any{"type": "integer"}
+		switch m[1] {
+		case "dataPointID":
+			schema = map[string]any{"type": "string"}
+		case "result_id": // analysis results are named by uuid
+			schema = map[string]any{"type": "string", "format": "uuid"}
 		}
-		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": typ}})
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": schema})
 	}
 	for _, q := range r.Query {
 		schema := map[string]any{"type": q.Type}

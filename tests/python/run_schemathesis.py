@@ -2,7 +2,8 @@
 
 Starts a real `bdp serve` (bdpserver.start), creates a company with its
 admin through the operator API and a little data in it (projects,
-datapoints with observations, a virtual datapoint, roles, a second user),
+datapoints with observations, a virtual datapoint, roles, a second user,
+a mapped room with two analysis instances and a result of each),
 then runs schemathesis on every operation of GET /v2/openapi.json, twice:
 the /v2 routes with the admin's Basic credentials, the operator routes
 with the operator token. Generated ids are drawn often from the ids that
@@ -85,6 +86,31 @@ class Seed:
             "email": "spare@schemathesis.example", "password": "a-long-spare-password"})["resource"]["id"]
         self.call("POST", f"/v2/company/role/{self.company_role}/user/{self.user}")
         self.call("POST", f"/v2/project/{self.project}/role/{self.project_role}/user/{self.user}")
+        self.create_analytics()
+
+    def create_analytics(self):
+        """A room with its operative temperature on temp_1, an instance of
+        thermal comfort on it and one of room air quality (co2 unmapped),
+        each run once: the server's runners finish the first with Success
+        and the second with Failed, so the result routes answer all three
+        statuses' shapes."""
+        components = {c["alphanumeric_id"]: c["id"] for c in self.call("GET", "/v2/components")}
+        room = self.call("POST", f"/v2/project/{self.project}/componentInProject",
+                         json={"component_id": components["room"], "nameEN": "Room 1"})["resource"]
+        self.room = room["id"]
+        pin = next(p["id"] for p in room["pins"] if p["alphanumeric_id"] == "operative_temperature")
+        self.call("POST", f"/v2/project/{self.project}/componentInProject/pin/datapoint",
+                  json={"componentinproject_id": self.room, "pin_id": pin, "dataPointID": "temp_1"})
+        functions = {f["alphanumeric_id"]: f["id"] for f in
+                     self.call("GET", "/v2/analytics/functions", params={"component_alphanumeric_id": "room"})}
+        self.instances, self.results = [], []
+        for function in ("thermal_comfort_analysis", "room_air_quality_analysis"):
+            instance = self.call("POST", "/v2/analytics/instance", params={"project_id": self.project}, json={
+                "analysisfunction_id": functions[function], "componentinproject_id": self.room, "name": function})["resource"]
+            self.instances.append(instance["id"])
+            run = self.call("POST", f"/v2/analytics/instance/{instance['id']}/run", params={
+                "project_id": self.project, "start": "2024-01-01T00:00:00Z", "end": "2024-01-02T00:00:00Z"})
+            self.results.append(run["resource"]["result_id"])
 
     def env(self):
         return {"BDP_ST_PROJECT": str(self.project), "BDP_ST_SPARE_PROJECT": str(self.spare_project),
@@ -119,6 +145,12 @@ values = {ints([self.user, self.admin.user_id])}
 values = {ints([self.admin.company_id])}
 [dictionaries.datapoints]
 values = ["temp_1", "temp_2", "temp_sum"]
+[dictionaries.components_in_project]
+values = {ints([self.room])}
+[dictionaries.instances]
+values = {ints(self.instances)}
+[dictionaries.results]
+values = [{", ".join(json.dumps(r) for r in self.results)}]
 
 [parameters]
 "path.project_id" = {{ dictionary = "projects", probability = 0.8 }}
@@ -128,6 +160,9 @@ values = ["temp_1", "temp_2", "temp_sum"]
 "path.company_id" = {{ dictionary = "companies", probability = 0.8 }}
 "path.dataPointID" = {{ dictionary = "datapoints", probability = 0.8 }}
 "query.dataPointID" = {{ dictionary = "datapoints", probability = 0.8 }}
+"path.componentinproject_id" = {{ dictionary = "components_in_project", probability = 0.8 }}
+"path.instance_id" = {{ dictionary = "instances", probability = 0.8 }}
+"path.result_id" = {{ dictionary = "results", probability = 0.8 }}
 """
 
 
