@@ -41,7 +41,9 @@ type AnalysisRun struct {
 	Waited time.Duration
 }
 
-// ClaimAnalysisRuns claims up to limit waiting runs, oldest first: rows
+// ClaimAnalysisRuns claims up to limit waiting runs, those requested by
+// hand before the weekly ones, each kind oldest first (and of runs queued
+// together, the earlier period first: migration 00012): rows
 // with status 'running' that no worker holds, or whose claim is older
 // than stale (its worker is gone: a crash). It sets their claimed_at and
 // counts the attempt. Rows other transactions are claiming are skipped,
@@ -55,7 +57,7 @@ func (s *Store) ClaimAnalysisRuns(ctx context.Context, limit int, stale time.Dur
 		UPDATE analysis_results r SET claimed_at = now(), attempts = r.attempts + 1
 		FROM (SELECT id FROM analysis_results
 		      WHERE status = 'running' AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $2))
-		      ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED) w
+		      ORDER BY weekly, created_at, period_start LIMIT $1 FOR UPDATE SKIP LOCKED) w
 		WHERE r.id = w.id
 		RETURNING r.id::text, r.instance_id, r.project_id, r.period_start, r.period_end, r.weekly, r.attempts,
 		          extract(epoch FROM r.claimed_at - r.created_at)::float8`, limit, stale.Seconds())

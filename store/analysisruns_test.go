@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // analysisFixture is a project with a mapped component (pins "co2" and
@@ -125,6 +128,52 @@ func TestAnalysisClaimAndFinish(t *testing.T) {
 	}
 	if r, err := s.ClaimAnalysisRuns(ctx, 5, time.Hour); err != nil || len(r) != 1 || r[0].ResultID != ids[1] || r[0].Attempts != 1 {
 		t.Fatalf("claim after release: %+v, %v", r, err)
+	}
+}
+
+// A run requested by hand goes before a weekly batch queued earlier, the
+// batch's earliest week first, and the claim reads the queue's index, not
+// every waiting row.
+func TestAnalysisManualRunsFirst(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	f := newAnalysisFixture(t, s)
+	w0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := s.pool.Exec(ctx, `UPDATE analysis_instances SET created_at = $1`, w0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ScheduleWeeklyAnalysisRuns(ctx, w0, w0.Add(20*7*24*time.Hour)); err != nil || n != 21 {
+		t.Fatalf("weekly runs: %d, %v", n, err)
+	}
+	manual := queueRun(t, s, f, t0, t0.Add(time.Hour))
+	runs, err := s.ClaimAnalysisRuns(ctx, 2, time.Hour)
+	if err != nil || len(runs) != 2 || runs[0].ResultID != manual || !runs[1].Weekly || !runs[1].Start.Equal(w0) {
+		t.Fatalf("claimed %+v, %v: want the manual run, then the oldest weekly one", runs, err)
+	}
+	// A table this small plans to a scan and a sort whatever its indexes;
+	// with those priced out, only an index in the claim's order avoids
+	// the sort.
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, `RESET ALL`)
+	rows, err := conn.Query(ctx, `EXPLAIN SELECT id FROM analysis_results
+		WHERE status = 'running' AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => 60))
+		ORDER BY weekly, created_at, period_start LIMIT 2 FOR UPDATE SKIP LOCKED`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "analysis_results_waiting") || strings.Contains(plan, "Sort") {
+		t.Fatalf("the claim does not read the queue's index: %s", plan)
 	}
 }
 
