@@ -178,7 +178,14 @@ func (s *Server) runAnalysisInstance(c *fiber.Ctx, cl *call) (any, error) {
 	if end.Sub(start) > maxRunPeriod {
 		return nil, fault.Invalidf("the period from start to end is %s long; a run covers at most 366 days", end.Sub(start).Round(time.Second))
 	}
-	r, err := s.store.CreateManualRun(c.UserContext(), cl.ProjectID, id, start, end)
+	a, err := s.store.AnalysisInstance(c.UserContext(), cl.ProjectID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireAnalysisReadable(c, cl, a.ComponentInProjectID); err != nil {
+		return nil, err
+	}
+	r, err := s.store.CreateManualRun(c.UserContext(), cl.ProjectID, a.ID, start, end)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +233,10 @@ var (
 		{Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}, languageQuery, unitsSystemQuery, currencySystemQuery}
 )
 
+// readable403 documents the refusal of analysisReadable.
+const readable403 = "no grant of this endpoint or project, or no read access by TagAuth to every datapoint mapped on the instance's " +
+	"component: its analyses are computed from them (the message names no datapoint)"
+
 const instanceDoc = "An instance runs its function on one mapped component: by hand (POST .../run) over any period of at most " +
 	"366 days, and, when enabled, every Monday 00:00 UTC over the week before. The function must fit the component " +
 	"(GET /v2/analytics/functions?component_alphanumeric_id= lists those that do). Function and component cannot change " +
@@ -241,7 +252,53 @@ const resultDoc = "Statuses: running (queued or computing), Success, Failed (the
 	"computed in the function's units, arrow up from +1 %, down from −1 %, right in between; development is null when either " +
 	"period has no value, and its value null (arrow by the sign of the change) when the value before is 0 and this one is not. No value is ever NaN or infinite."
 
-const latestDoc = "The latest result of an instance is the one over the newest period (of two over the same period, the newer " +
+const latestDoc = "Components with a mapped datapoint the caller may not read (TagAuths) are left out: their analyses are " +
+	"computed from it. The latest result of an instance is the one over the newest period (of two over the same period, the newer " +
 	"run), whatever its status. A component's signal_color is the worst of its latest Success results (red, then yellow, then " +
 	"green), grey when none succeeded. display_name is the mapped component's display_name, else its name in the language. " +
 	"Units as in GET /v2/analytics/instance/{instance_id}/result/{result_id}."
+
+// analysisReadable answers, for the project's mapped components, whether
+// the caller may see what analyses compute from them: results are derived
+// from the datapoints mapped on their pins, so a caller whose TagAuths do
+// not let them read every one of those may neither run nor read the
+// analyses of that component. A company role reads everything; a component
+// with nothing mapped is readable.
+func (s *Server) analysisReadable(c *fiber.Ctx, cl *call) (func(cipID int64) bool, error) {
+	if cl.Perms.HasCompanyRole() {
+		return func(int64) bool { return true }, nil
+	}
+	mapped, err := s.store.MappedDatapoints(c.UserContext(), cl.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, dps := range mapped {
+		names = append(names, dps...)
+	}
+	access, err := s.datapointAccess(c.UserContext(), cl, names)
+	if err != nil {
+		return nil, err
+	}
+	return func(cipID int64) bool {
+		for _, dp := range mapped[cipID] {
+			if !access[dp].Read {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+// requireAnalysisReadable is analysisReadable for one component: 403
+// without naming the datapoints the caller may not read.
+func (s *Server) requireAnalysisReadable(c *fiber.Ctx, cl *call, cipID int64) error {
+	readable, err := s.analysisReadable(c, cl)
+	if err != nil {
+		return err
+	}
+	if !readable(cipID) {
+		return fault.Forbiddenf("no read access to every datapoint mapped on component in project %d, which its analyses read", cipID)
+	}
+	return nil
+}

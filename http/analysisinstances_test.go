@@ -268,3 +268,59 @@ func TestAnalysisBadInput(t *testing.T) {
 		t.Fatalf("a refused update changed the instance: %v", cfg)
 	}
 }
+
+// Results are derived from the datapoints mapped on the component: a
+// caller whose TagAuths do not let them read every one of them may neither
+// run nor read that component's analyses, and the grouped lists leave the
+// component out; a component whose datapoints they may read is theirs.
+func TestAnalysisNeedsReadAccessToTheMappedDatapoints(t *testing.T) {
+	f := newAnalysisFixture(t)
+	e, admin := f.e, f.c.Admin
+	tsUpload(e, admin, f.pid, "visible", tsMinute, 1)
+	tsUpload(e, admin, f.pid, "secret", tsMinute, 1)
+	open := f.create(t, admin, "room")
+	for cip, dp := range map[int64]string{f.room: "secret", open: "visible"} {
+		e.do("POST", f.path("/pin/datapoint"), admin, map[string]any{"componentinproject_id": cip,
+			"pin_id": f.pins["room"]["operative_temperature"], "dataPointID": dp}).want(t, 200)
+	}
+	hidden, shown := f.createInstance(t, f.roomFns[0], f.room, false), f.createInstance(t, f.roomFns[0], open, false)
+	hiddenResult, shownResult := f.run(t, hidden, analysisWeek, analysisWeek2), f.run(t, shown, analysisWeek, analysisWeek2)
+	f.finish(t, hiddenResult, storedOutcome(ptrFloat(80), ptrFloat(100)))
+	f.finish(t, shownResult, storedOutcome(ptrFloat(80), ptrFloat(100)))
+
+	var grants []int32
+	for _, r := range [][2]string{{"POST", "/v2/analytics/instance/{instance_id}/run"}, {"GET", "/v2/analytics/instance/{instance_id}/results"},
+		{"GET", "/v2/analytics/instance/{instance_id}/result/{result_id}"}, {"GET", "/v2/analytics/componentsInProject"},
+		{"GET", "/v2/analytics/componentInProject/{componentinproject_id}/results"}, {"GET", "/v2/analytics/results"}} {
+		grants = append(grants, e.endpointID(r[0], r[1]))
+	}
+	u, uid := e.newUser(f.c)
+	rbAssignProjectRole(e, admin, f.pid, rbCreateProjectRole(e, admin, f.pid, grants, rbTag("name", "visible", true, false)), uid)
+
+	for _, path := range []string{
+		fmt.Sprintf("/v2/analytics/instance/%d/results", hidden),
+		fmt.Sprintf("/v2/analytics/instance/%d/result/%s", hidden, hiddenResult),
+		fmt.Sprintf("/v2/analytics/componentInProject/%d/results", f.room),
+	} {
+		r := e.do("GET", f.instPath(path), u, nil).wantError(t, 403)
+		if msg := r.JSON["error"].(string); !strings.Contains(msg, "no read access") || strings.Contains(msg, "secret") {
+			t.Errorf("GET %s: %q must refuse without naming the datapoint", path, msg)
+		}
+	}
+	e.do("POST", f.instPath(fmt.Sprintf("/v2/analytics/instance/%d/run", hidden), "start", "2024-03-04T00:00:00Z",
+		"end", "2024-03-05T00:00:00Z"), u, nil).wantError(t, 403)
+
+	e.do("GET", f.instPath(fmt.Sprintf("/v2/analytics/instance/%d/result/%s", shown, shownResult)), u, nil).want(t, 200)
+	e.do("GET", f.instPath(fmt.Sprintf("/v2/analytics/componentInProject/%d/results", open)), u, nil).want(t, 200)
+	e.do("POST", f.instPath(fmt.Sprintf("/v2/analytics/instance/%d/run", shown), "start", "2024-03-04T00:00:00Z",
+		"end", "2024-03-05T00:00:00Z"), u, nil).want(t, 200)
+	for _, path := range []string{"/v2/analytics/componentsInProject", "/v2/analytics/results"} {
+		items := e.do("GET", f.instPath(path), u, nil).want(t, 200).JSON["items"].([]any)
+		if len(items) != 1 || int64(items[0].(map[string]any)["componentinproject_id"].(float64)) != open {
+			t.Errorf("GET %s shows %v, want only component %d", path, items, open)
+		}
+		if all := e.do("GET", f.instPath(path), admin, nil).want(t, 200).JSON["items"].([]any); len(all) != 2 {
+			t.Errorf("GET %s as the admin shows %d components, want 2", path, len(all))
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -126,11 +125,14 @@ func (s *Server) listInstanceResults(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(c, "instance_id")
+	a, err := s.pathInstance(c, cl)
 	if err != nil {
 		return nil, err
 	}
-	results, err := s.store.AnalysisResultsOf(c.UserContext(), cl.ProjectID, id)
+	if err := s.requireAnalysisReadable(c, cl, a.ComponentInProjectID); err != nil {
+		return nil, err
+	}
+	results, err := s.store.AnalysisResultsOf(c.UserContext(), cl.ProjectID, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +163,9 @@ func (s *Server) getInstanceResult(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	r, err := s.store.AnalysisResult(c.UserContext(), cl.ProjectID, instance, resultID)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.requireAnalysisReadable(c, cl, r.ComponentInProjectID); err != nil {
 		return nil, err
 	}
 	cip, err := s.store.ComponentInProject(c.UserContext(), cl.ProjectID, r.ComponentInProjectID)
@@ -218,20 +223,31 @@ func isUUID(s string) bool {
 }
 
 // componentGroups gathers what the grouped routes show: the project's
-// mapped components by id, in id order, and the latest result of each
-// instance (of one component when componentInProjectID is above 0) by
-// component.
+// mapped components whose analyses the caller may read (analysisReadable),
+// in id order, and the latest result of each instance (of one component
+// when componentInProjectID is above 0) by component.
 type componentGroups struct {
 	cips   []store.ComponentInProject
 	latest map[int64][]store.AnalysisResult
 }
 
-func (s *Server) componentGroupsOf(ctx context.Context, projectID, componentInProjectID int64) (componentGroups, error) {
-	cips, err := s.store.ComponentsInProject(ctx, projectID)
+func (s *Server) componentGroupsOf(c *fiber.Ctx, cl *call, componentInProjectID int64) (componentGroups, error) {
+	ctx := c.UserContext()
+	all, err := s.store.ComponentsInProject(ctx, cl.ProjectID)
 	if err != nil {
 		return componentGroups{}, err
 	}
-	latest, err := s.store.LatestAnalysisResults(ctx, projectID, componentInProjectID)
+	readable, err := s.analysisReadable(c, cl)
+	if err != nil {
+		return componentGroups{}, err
+	}
+	var cips []store.ComponentInProject
+	for _, cip := range all {
+		if readable(cip.ID) {
+			cips = append(cips, cip)
+		}
+	}
+	latest, err := s.store.LatestAnalysisResults(ctx, cl.ProjectID, componentInProjectID)
 	if err != nil {
 		return componentGroups{}, err
 	}
@@ -297,7 +313,7 @@ func (s *Server) analyticsComponentsInProject(c *fiber.Ctx, cl *call) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.componentGroupsOf(c.UserContext(), cl.ProjectID, 0)
+	g, err := s.componentGroupsOf(c, cl, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -329,11 +345,14 @@ func (s *Server) analyticsComponentResults(c *fiber.Ctx, cl *call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := s.requireAnalysisReadable(c, cl, cip.ID); err != nil {
+		return nil, err
+	}
 	detail, err := s.cipAnswer(c, cl, "", cip)
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.componentGroupsOf(c.UserContext(), cl.ProjectID, cip.ID)
+	g, err := s.componentGroupsOf(c, cl, cip.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +386,7 @@ func (s *Server) analyticsResults(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.componentGroupsOf(c.UserContext(), cl.ProjectID, 0)
+	g, err := s.componentGroupsOf(c, cl, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -101,3 +101,22 @@ func (s *Store) DeleteAnalysisInstance(ctx context.Context, projectID, id int64)
 		RETURNING `+instanceColumns, projectID, id))
 	return a, translate(err, instanceWhat(id))
 }
+
+// MappedDatapoints answers the dataPointIDs mapped on the pins of each of
+// the project's mapped components that has any: what its analyses read.
+func (s *Store) MappedDatapoints(ctx context.Context, projectID int64) (map[int64][]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT m.componentinproject_id, d.datapoint_id FROM component_pin_mappings m
+		JOIN components_in_project c ON c.id = m.componentinproject_id JOIN datapoints d ON d.id = m.datapoint_id
+		WHERE c.project_id = $1 ORDER BY 1, 2`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]string{}
+	var cip int64
+	var dp string
+	_, err = pgx.ForEachRow(rows, []any{&cip, &dp}, func() error {
+		out[cip] = append(out[cip], dp)
+		return nil
+	})
+	return out, err
+}
