@@ -16,6 +16,7 @@
 #   make bench-resume  restart with 10 running virtual datapoints over 500,000 stored points each (seconds until HTTP answers, until all Running)
 #   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
 #   make bench-mqtt  embedded MQTT broker: 10,000 idle connections (<= 20 KiB heap each, connected in <= 5 s), live out to 10 QoS 1 subscribers under 20,000 obs/s (delivered 1.0, p99 <= 20 ms), QoS 1 ingestion (>= 200,000 obs/s) beside HTTP
+#   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -36,7 +37,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics
 
 all: build
 
@@ -153,6 +154,20 @@ bench-resume: build
 # (`bdp-bench mqtt` without -raw-subscribers uses paho).
 bench-mqtt: build
 	./bin/bdp-bench mqtt -bdp bin/bdp -raw-subscribers
+
+# Issue 10's analytics figures (bench/analytics*.go), two parts on fresh
+# platforms, driven through the API from the function catalog bdp serves.
+# functions: each analysis function on the component where it reads the
+# most pins, every pin holding 4 weeks of 1-minute data (and the 4 weeks
+# before, the summary's previous period), run by hand 9 times
+# (run_p50_ms: the result row's finished_at - created_at; api_p50_ms: POST
+# run until a GET answers the final status). weekly: 1,000 enabled
+# instances over 100 projects, a week of minute data each, run by the
+# weekly schedule while 20,000 obs/s are uploaded over HTTP (batch_seconds,
+# ingest_loss_ratio against a window of the same length after the batch).
+# The last line is one JSON object; -parts, -runs, -instances size it.
+bench-analytics: build
+	./bin/bdp-bench analytics -bdp bin/bdp
 
 clean:
 	rm -rf bin
