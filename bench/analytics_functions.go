@@ -73,20 +73,23 @@ func runFunctionsPart(ctx context.Context, b *analyticsBench, result map[string]
 	allUnder := true
 	for k, f := range b.functions {
 		var runMS, apiMS []float64
-		failed, info := 0, ""
+		failed, info, color := 0, "", ""
 		for range b.o.Runs {
 			r, err := b.runOnce(ctx, db, instances[k], start, analyticsEnd)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.AlphanumericID, err)
 			}
-			if r.status != "Success" {
-				failed, info = failed+1, r.info
+			if r.status != "Success" || r.noData {
+				// A run that found no data measured nothing: the bench's
+				// series or mapping missed what the function reads.
+				failed, info = failed+1, r.status+": "+r.info
 				continue
 			}
+			color = r.color
 			runMS, apiMS = append(runMS, r.runMS), append(apiMS, r.apiMS)
 		}
 		fig := map[string]any{"component": f.Component.AlphanumericID, "pins": len(f.Pins),
-			"observations_per_pin": minutes, "runs": b.o.Runs, "failed": failed,
+			"observations_per_pin": minutes, "runs": b.o.Runs, "failed": failed, "signal_color": color,
 			"run_p50_ms": percentileMS(runMS, 0.5), "run_p90_ms": percentileMS(runMS, 0.9),
 			"api_p50_ms": percentileMS(apiMS, 0.5), "api_p90_ms": percentileMS(apiMS, 0.9)}
 		if failed > 0 {
@@ -113,6 +116,8 @@ func functionDatapoint(f benchFunction, pin string) string {
 
 type runTimes struct {
 	status, info string
+	noData       bool   // a Success that found no data: the bench's mapping is wrong
+	color        string // the result's signal color
 	runMS, apiMS float64
 }
 
@@ -149,8 +154,9 @@ func (b *analyticsBench) runOnce(ctx context.Context, db *pgx.Conn, instance int
 		}
 		time.Sleep(b.o.Poll)
 	}
-	err := db.QueryRow(ctx, `SELECT status, info, extract(epoch FROM finished_at - created_at) * 1000
-		FROM analysis_results WHERE id = $1::uuid`, run.Resource.ResultID).Scan(&r.status, &r.info, &r.runMS)
+	err := db.QueryRow(ctx, `SELECT status, info, extract(epoch FROM finished_at - created_at) * 1000,
+		COALESCE((outcome->>'no_data')::boolean, false), COALESCE(outcome->>'signal_color', '')
+		FROM analysis_results WHERE id = $1::uuid`, run.Resource.ResultID).Scan(&r.status, &r.info, &r.runMS, &r.noData, &r.color)
 	return r, err
 }
 
