@@ -45,6 +45,10 @@ type FunctionPin struct {
 	// PinIDs maps a component's alphanumeric id to the alphanumeric id of
 	// its pin that plays this role.
 	PinIDs map[string]string
+	// oneOf names a group of pins of which a run needs at least one
+	// mapped (an energy counter or a power pin); Required is false on
+	// each.
+	oneOf string
 }
 
 // Input is what one run reads: the mapped pins' stored series over the

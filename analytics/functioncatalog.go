@@ -63,6 +63,11 @@ func checkFunction(byID map[string]store.CatalogComponent, f Function) error {
 				return fmt.Errorf("pin role %s: component %s has no pin %q", p.Role, comp, pin)
 			}
 		}
+		for _, p := range f.Pins {
+			if p.oneOf != "" && !slices.ContainsFunc(f.Pins, func(q FunctionPin) bool { return q.oneOf == p.oneOf && q.PinIDs[comp] != "" }) {
+				return fmt.Errorf("pin group %s has no pin on component %s", p.oneOf, comp)
+			}
+		}
 		for _, key := range f.Attributes {
 			defined := slices.ContainsFunc(c.Attributes, func(a store.AttributeDefinition) bool { return a.Key == key })
 			if !defined && !slices.Contains(f.someComponents, key) {

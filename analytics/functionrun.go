@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -35,6 +36,9 @@ func (f Function) Run(in Input) (Outcome, error) {
 	// The kernel binding reads series by role, not by pin id, so one
 	// binding serves every component.
 	byRole := Input{Component: in.Component, Period: in.Period, Series: map[string][]kpi.Point{}, Attributes: in.Attributes}
+	// A oneOf group needs one mapped pin; missing lists a group's pins
+	// while none is.
+	missing, satisfied := map[string][]string{}, map[string]bool{}
 	for _, p := range f.Pins {
 		pin := p.PinIDs[in.Component]
 		series, mapped := in.Series[pin]
@@ -42,14 +46,23 @@ func (f Function) Run(in Input) (Outcome, error) {
 			if p.Required {
 				return Outcome{}, fmt.Errorf("%w: pin %s (%s) of %s", ErrMissingPin, pin, p.Role, in.Component)
 			}
+			if p.oneOf != "" && pin != "" {
+				missing[p.oneOf] = append(missing[p.oneOf], fmt.Sprintf("pin %s (%s)", pin, p.Role))
+			}
 			continue
 		}
+		satisfied[p.oneOf] = true
 		if series == nil {
 			// Mapped but empty is not "not mapped": an empty operating
 			// message must still restrict the analysis (to nothing).
 			series = []kpi.Point{}
 		}
 		byRole.Series[p.Role] = series
+	}
+	for group, pins := range missing {
+		if !satisfied[group] {
+			return Outcome{}, fmt.Errorf("%w: %s of %s", ErrMissingPin, pins[0], in.Component+strings.Join(append([]string{""}, pins[1:]...), ", or "))
+		}
 	}
 	res, err := f.run(byRole)
 	if err != nil {
@@ -181,4 +194,18 @@ func (a *attrs) float(key string, min, def float64) float64 {
 		return v
 	}
 	return def
+}
+
+// text is the attribute key trimmed; "" when not filled in.
+func (a *attrs) text(key string) string { return strings.TrimSpace(a.values[key]) }
+
+// kernelAttributeError names the attribute key behind a kernel's refusal
+// of an attribute value; other errors pass unchanged.
+func kernelAttributeError(err error, key string, sentinels ...error) error {
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return fmt.Errorf("%w: %s: %w", ErrBadAttribute, key, err)
+		}
+	}
+	return err
 }

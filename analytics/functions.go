@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/openbdp/bdp/analytics/kpi"
@@ -36,6 +37,7 @@ func with(m map[string]string, more map[string]string) map[string]string {
 	return m
 }
 
+// list joins groups of component ids.
 func list(groups ...[]string) []string {
 	var out []string
 	for _, g := range groups {
@@ -48,7 +50,9 @@ func list(groups ...[]string) []string {
 // lists them; numeric ids are filled in by LoadCatalog.
 func functionTable() []Function {
 	return []Function{
-		roomAirQuality(), operatingCycle(), thermalComfort(), energyConsumption(),
+		setpointDeviation(), roomAirQuality(), virtualHeatMeter(), operatingCycle(),
+		temperatureSpread(), outdoorTemperatureSensor(), thermalComfort(), scheduleAnalysis(),
+		heatingCurve(), controlLoopOscillation(), energyConsumption(),
 	}
 }
 
@@ -62,13 +66,6 @@ const (
 	roleVolume    = "volume_flow"
 )
 
-// operatingOf is the operating message series, nil when not mapped (the
-// kernels then analyse all the time).
-// deviationTolerance is the one tolerance bdp's kernels judge an absolute
-// deviation against: the larger of the lower and upper deviation
-// tolerance when either is filled in, else 0 (the kernel's default).
-// temperatureUnits reports a kernel's unitless ("-") figures in K: every
-// pin bound to such a kernel is a temperature in °C.
 var operatingKPIs = []string{"operating time", "operating time.relative"}
 
 func roomAirQuality() Function {
@@ -95,11 +92,6 @@ func roomAirQuality() Function {
 	}
 }
 
-// defaultVolumeFlowUnit is the unit components.json gives every volume
-// flow pin the virtual heat meter reads (a test keeps the two in step):
-// a datapoint mapped as the catalog asks needs no volume_flow_unit.
-const defaultVolumeFlowUnit = "l/s"
-
 func operatingCycle() Function {
 	comps := list(boilers, []string{"heat_pump", "fan", "pump", "air_handling_unit", "thermal_control_loop"})
 	return Function{
@@ -122,45 +114,50 @@ func thermalComfort() Function {
 	return Function{
 		AlphanumericID: "thermal_comfort_analysis", NameEN: "Thermal Comfort Analysis", NameDE: "Analyse der thermischen Behaglichkeit",
 		Components: []string{"room"},
-		Pins:       []FunctionPin{{Role: "operative_temperature", Required: true, PinIDs: map[string]string{"room": "operative_temperature"}}},
+		// The operative temperature is what EN 16798-1 judges; a room
+		// without that sensor is judged by its air temperature, which it
+		// approaches away from cold or sunny surfaces.
+		Pins: []FunctionPin{
+			{Role: "operative_temperature", PinIDs: map[string]string{"room": "operative_temperature"}, oneOf: "temperature"},
+			{Role: "air_temperature", PinIDs: map[string]string{"room": "temperature"}, oneOf: "temperature"},
+		},
 		KPIs: []string{"thermal comfort.categoryI", "thermal comfort.categoryI.relative", "thermal comfort.categoryII",
 			"thermal comfort.categoryII.relative", "thermal comfort.categoryIII", "thermal comfort.categoryIII.relative",
 			"thermal comfort.categoryIV", "thermal comfort.categoryIV.relative",
 			"operative temperature.mean", "operative temperature.minimum", "operative temperature.maximum"},
 		SummaryKPI: "thermal comfort.categoryIV.relative",
 		run: func(in Input) (kpi.Result, error) {
+			series, ok := in.Series["operative_temperature"]
+			if !ok {
+				series = in.Series["air_temperature"]
+			}
 			// The season follows the period's start month (the kernel's
 			// default): the catalog has no season attribute.
-			return kpi.ThermalComfort(in.Series["operative_temperature"], kpi.ComfortAttributes{}, in.Period)
+			return kpi.ThermalComfort(series, kpi.ComfortAttributes{}, in.Period)
 		},
 		explain: explainComfort,
 	}
 }
 
-// scheduleOf parses the schedule attribute (kpi.ParseSchedule's JSON); a
-// schedule_timezone attribute sets the zone when the JSON names none.
-// curveOf parses the reference_curve attribute: the heating curve as its
-// two end points, either {"outdoor_low": -12, "supply_at_low": 70,
-// "outdoor_high": 20, "supply_at_high": 25} or [[-12, 70], [20, 25]]
-// (outdoor temperature, supply temperature; °C).
 // Currency of the energy_price attribute: components.json declares its
 // unit EUR/kWh (a test keeps the two in step).
 const energyPriceCurrency = "EUR"
 
 func energyConsumption() Function {
-	comps := list([]string{"electricity_meter"}, boilers, []string{"heat_pump", "fan", "pump", "air_handling_unit"})
+	// A heat meter's energy is the heat it counts.
+	comps := list([]string{"electricity_meter", "heat_meter"}, boilers, []string{"heat_pump", "fan", "pump", "air_handling_unit"})
 	meters := with(onAll("power_consumption_meter", list(boilers, []string{"heat_pump", "fan", "pump"})...),
-		map[string]string{"electricity_meter": "energy_meter"})
+		map[string]string{"electricity_meter": "energy_meter", "heat_meter": "heat_meter"})
 	power := with(onAll("power_consumption", list(boilers, []string{"heat_pump", "fan", "pump", "air_handling_unit"})...),
-		map[string]string{"electricity_meter": "power"})
+		map[string]string{"electricity_meter": "power", "heat_meter": "heat_flow"})
 	return Function{
 		AlphanumericID: "energy_consumption_analysis", NameEN: "Energy Consumption Analysis", NameDE: "Energieverbrauchsanalyse",
 		Components: comps,
 		// Either pin will do; the counter is preferred when both are
 		// mapped (its sum does not depend on the sampling).
 		Pins: []FunctionPin{
-			{Role: "energy_meter", PinIDs: meters},
-			{Role: "power", PinIDs: power},
+			{Role: "energy_meter", PinIDs: meters, oneOf: "meter"},
+			{Role: "power", PinIDs: power, oneOf: "meter"},
 		},
 		Attributes:     []string{"energy_price"},
 		someComponents: []string{"energy_price"},
@@ -175,11 +172,7 @@ func energyConsumption() Function {
 			e := kpi.EnergyAttributes{MeterKind: kpi.CounterMeter}
 			series, counter := in.Series["energy_meter"]
 			if !counter {
-				var power bool
-				if series, power = in.Series["power"]; !power {
-					return kpi.Result{}, fmt.Errorf("%w: energy_meter or power of %s (one of the two)", ErrMissingPin, in.Component)
-				}
-				e.MeterKind = kpi.PowerMeter
+				series, e.MeterKind = in.Series["power"], kpi.PowerMeter
 			}
 			if price >= 0 {
 				e.PricePerKWh, e.Currency = price, energyPriceCurrency
@@ -187,5 +180,54 @@ func energyConsumption() Function {
 			return kpi.EnergyConsumption(series, e, in.Period)
 		},
 		explain: explainEnergy,
+	}
+}
+
+// operatingOf is the operating message series, nil when not mapped (the
+// kernels then analyse all the time).
+func operatingOf(in Input) []kpi.Point { return in.Series[roleOperating] }
+
+// scheduleOf parses the schedule attribute (kpi.ParseSchedule's JSON); a
+// schedule_timezone attribute sets the zone when the JSON names none.
+func scheduleOf(a *attrs) (kpi.Schedule, error) {
+	raw := a.text("schedule")
+	if raw == "" {
+		return kpi.Schedule{}, badAttribute("schedule", "", "not filled in; the analysis compares operation with it")
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		return kpi.Schedule{}, badAttribute("schedule", raw, "not a JSON object")
+	}
+	if zone := a.text("schedule_timezone"); zone != "" {
+		if _, named := doc["time_zone"]; !named {
+			doc["time_zone"], _ = json.Marshal(zone)
+		}
+	}
+	withZone, _ := json.Marshal(doc)
+	s, err := kpi.ParseSchedule(withZone)
+	if err != nil {
+		return kpi.Schedule{}, fmt.Errorf("%w: schedule: %w", ErrBadAttribute, err)
+	}
+	return s, nil
+}
+
+func scheduleAnalysis() Function {
+	comps := list(boilers, []string{"heat_pump", "fan", "pump", "air_handling_unit", "thermal_control_loop", "room"})
+	return Function{
+		AlphanumericID: "schedule_analysis", NameEN: "Schedule Analysis", NameDE: "Fahrplananalyse",
+		Components: comps,
+		Pins:       []FunctionPin{{Role: roleOperating, Required: true, PinIDs: onAll("operating_message", comps...)}},
+		Attributes: []string{"schedule", "schedule_timezone"},
+		KPIs: append(append([]string{}, operatingKPIs...), "operation outside schedule",
+			"operation outside schedule.relative", "no operation inside schedule"),
+		SummaryKPI: "operation outside schedule.relative",
+		run: func(in Input) (kpi.Result, error) {
+			s, err := scheduleOf(attributesOf(in))
+			if err != nil {
+				return kpi.Result{}, err
+			}
+			return kpi.ScheduleCompliance(in.Series[roleOperating], s, in.Period)
+		},
+		explain: explainSchedule,
 	}
 }

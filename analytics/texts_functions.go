@@ -103,3 +103,19 @@ func explainEnergy(res kpi.Result) (Text, []Text) {
 			DE: "Die Grundlast ist hoch: Schalten Sie Geräte außerhalb der Nutzungszeiten ab, prüfen Sie Zeitprogramme und suchen Sie Verbraucher, die nie abschalten.",
 		}})
 }
+
+func explainSchedule(res kpi.Result) (Text, []Text) {
+	in := say("The component ran for %s h, %s h (%s %%) of it outside the schedule; it was off for %s h while the schedule asked for operation.",
+		"Die Komponente lief %s h, davon %s h (%s %%) außerhalb des Zeitplans; während %s h laut Zeitplan war sie außer Betrieb.",
+		value(res, "operating time"), value(res, "operation outside schedule"), value(res, "operation outside schedule.relative"),
+		value(res, "no operation inside schedule"))
+	return in, byColor(res, []Text{keepMonitoring},
+		[]Text{{
+			EN: "Compare the controller's time programme with the schedule: the component runs somewhat beyond it.",
+			DE: "Vergleichen Sie das Zeitprogramm der Regelung mit dem Zeitplan: Die Komponente läuft etwas darüber hinaus.",
+		}},
+		[]Text{{
+			EN: "Much operation falls outside the schedule: set the controller's time programme to the building's use, and check manual overrides and frost protection.",
+			DE: "Viel Betrieb liegt außerhalb des Zeitplans: Stellen Sie das Zeitprogramm der Regelung auf die Nutzung ein und prüfen Sie Handeingriffe und Frostschutz.",
+		}})
+}

@@ -68,6 +68,18 @@ func TestAnalysisFunctionsRoute(t *testing.T) {
 	if len(both.List) != len(forRoom) {
 		t.Errorf("by both: %s", both.Body)
 	}
+	// A thermal control loop gets the six functions aedifion's API lists
+	// for it, and bdp's virtual heat meter (it has flow, return and volume
+	// flow pins).
+	var loop []string
+	for _, f := range e.do("GET", "/v2/analytics/functions?component_alphanumeric_id=thermal_control_loop", c.Admin, nil).want(t, 200).List {
+		loop = append(loop, f.(map[string]any)["alphanumeric_id"].(string))
+	}
+	slices.Sort(loop)
+	if want := []string{"control_loop_oscillation_analysis", "heating_curve_analysis", "operating_cycle_analysis",
+		"schedule_analysis", "setpoint_deviation_analysis", "temperature_spread_analysis", "virtual_heat_meter"}; !slices.Equal(loop, want) {
+		t.Errorf("thermal control loop functions %v, want %v", loop, want)
+	}
 	// The air handling unit has no outdoor_co2 attribute: none listed.
 	ahu := byAlnum(e.do("GET", "/v2/analytics/functions?component_alphanumeric_id=air_handling_unit", c.Admin, nil).want(t, 200).List)
 	if f := ahu["room_air_quality_analysis"]; f == nil || len(f["attributes"].([]any)) != 0 ||

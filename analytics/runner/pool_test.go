@@ -120,7 +120,7 @@ func TestAnalysisRunFailures(t *testing.T) {
 		wantInfo string
 	}{
 		{"required pin unmapped", "thermal_comfort_analysis", nil,
-			analytics.ErrMissingPin.Error() + ": pin operative_temperature (operative_temperature) of room"},
+			analytics.ErrMissingPin.Error() + ": pin operative_temperature (operative_temperature) of room, or pin temperature (air_temperature)"},
 		{"bad attribute", "", badAttribute, "attribute schedule: " + analytics.ErrBadAttribute.Error()},
 		{"function gone", "", nil, "analysis function %d no longer exists in this release"},
 	}
