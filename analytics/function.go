@@ -20,7 +20,8 @@ type Function struct {
 	Components []string
 	Pins       []FunctionPin
 	// Attributes lists the attribute definition keys the function reads;
-	// the ones not filled in take the kernel's documented default.
+	// the ones not filled in take the kernel's documented default (schedule
+	// and reference_curve have none: a run without them fails).
 	Attributes []string
 	// KPIs lists the identifiers of the KPIs a successful run reports;
 	// SummaryKPI is the one compared with the period before.

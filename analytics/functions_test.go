@@ -555,3 +555,14 @@ func TestSummaryPrevious(t *testing.T) {
 		t.Errorf("previous without data: %v", *cur.Summary.Previous)
 	}
 }
+
+// A figure that overflows fails the run instead of reaching the stored
+// JSON as infinity: 12 kWh at 1e308 EUR/kWh.
+func TestRunRefusesNonFiniteFigures(t *testing.T) {
+	f := energyConsumption()
+	_, err := f.Run(Input{Component: "electricity_meter", Period: hoursFrom(runStart, 4),
+		Series: map[string][]kpi.Point{"power": steps(0, 2, 120, 4)}, Attributes: map[string]string{"energy_price": "1e308"}})
+	if err == nil || !strings.Contains(err.Error(), `KPI "energy cost" computed no finite value`) {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -31,7 +31,7 @@ type analysisFunctionEntry struct {
 	// Components is bdp's addition: what the function can run on.
 	Components        []string                    `json:"components" doc:"alphanumeric ids of the components the function fits"`
 	Pins              []store.CatalogPin          `json:"pins" doc:"the component pins the function reads (with a component filter, that component's; else every fitting component's)"`
-	Attributes        []store.AttributeDefinition `json:"attributes" doc:"the attribute definitions the function reads; one left empty takes the function's default"`
+	Attributes        []store.AttributeDefinition `json:"attributes" doc:"the attribute definitions the function reads; one left empty takes the function's default, except schedule (schedule_analysis) and reference_curve (heating_curve_analysis), without which a run fails naming them"`
 	KPIs              []string                    `json:"kpis" doc:"identifiers of the KPIs a result may report"`
 	ExecutionSchedule string                      `json:"execution_schedule" doc:"weekly: every enabled instance runs each Monday 00:00 UTC over the week before; a run by hand takes any period"`
 }
