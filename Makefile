@@ -158,8 +158,9 @@ bench-mqtt: build
 # Issue 10's analytics figures (bench/analytics*.go), two parts on fresh
 # platforms, driven through the API from the function catalog bdp serves.
 # functions: each analysis function on the component where it reads the
-# most pins, every pin holding 4 weeks of 1-minute data (and the 4 weeks
-# before, the summary's previous period), run by hand 9 times
+# most pins, every pin holding 4 weeks of 1-minute data (-previous-data:
+# the 4 weeks before too, which the summary's previous period reads), run
+# by hand 9 times
 # (run_p50_ms: the result row's finished_at - created_at; api_p50_ms: POST
 # run until a GET answers the final status). weekly: 1,000 enabled
 # instances over 100 projects, a week of minute data each, run by the

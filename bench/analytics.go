@@ -276,7 +276,9 @@ func attributeValue(key string) (any, bool) {
 	case "schedule_timezone":
 		return "Europe/Berlin", true
 	case "reference_curve":
-		return json.RawMessage(`{"outdoor_low": -12, "supply_at_low": 70, "outdoor_high": 20, "supply_at_high": 25}`), true
+		// aedifion's form: two points of the curve, outdoor and supply °C.
+		return json.RawMessage(`{"p1_outside_air_temperature": "-12.0", "p1_outlet_temperature_setpoint": "70.0",
+			"p2_outside_air_temperature": "20.0", "p2_outlet_temperature_setpoint": "25.0"}`), true
 	case "outdoor_co2":
 		return 420, true
 	case "volume_flow_unit":

@@ -50,8 +50,16 @@ func runFunctionsPart(ctx context.Context, b *analyticsBench, result map[string]
 			loads = append(loads, seriesLoad{name: functionDatapoint(f, pin.AlphanumericID), values: pl.series(pin)})
 		}
 	}
+	db, err := pgx.Connect(ctx, b.DBURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
 	began := time.Now()
 	if err := loadSeries(ctx, b.st, b.ProjectID, loads, first, loaded); err != nil {
+		return err
+	}
+	if err := settle(ctx, db); err != nil {
 		return err
 	}
 	b.progress("loaded %d datapoints x %d minutes in %s", len(loads), loaded, time.Since(began).Round(time.Millisecond))
@@ -64,11 +72,6 @@ func runFunctionsPart(ctx context.Context, b *analyticsBench, result map[string]
 		}
 		instances[k] = id
 	}
-	db, err := pgx.Connect(ctx, b.DBURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close(ctx)
 	perFunction := map[string]any{}
 	allUnder := true
 	for k, f := range b.functions {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/openbdp/bdp/store"
 )
 
@@ -318,4 +320,21 @@ feed:
 		return failed
 	}
 	return <-errs // nil when no worker failed
+}
+
+// settle makes the loaded history look like one a running platform has
+// had for a while: VACUUM sets the visibility map, without which the
+// runs' index-only scans visit every heap page (autovacuum would have done
+// it long ago), and ANALYZE gives the planner its statistics. The
+// throwaway cluster commits asynchronously, and VACUUM marks a page
+// all-visible only once its rows' commits are flushed: CHECKPOINT flushes
+// them first, and once more after, so that the vacuum's own writes are
+// not flushed in the middle of a measurement.
+func settle(ctx context.Context, db *pgx.Conn) error {
+	for _, sql := range []string{`CHECKPOINT`, `VACUUM (ANALYZE) observations`, `CHECKPOINT`} {
+		if _, err := db.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
 }

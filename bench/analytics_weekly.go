@@ -56,13 +56,16 @@ func runWeeklyPart(ctx context.Context, b *analyticsBench, result map[string]any
 	if _, err := b.st.EnsureDatapoints(ctx, ingestProject, names); err != nil {
 		return err
 	}
-	setup := time.Since(setupBegan)
-	b.progress("set up %d instances over %d projects in %s", b.o.Instances, b.o.Projects, setup.Round(time.Second))
 	db, err := pgx.Connect(ctx, b.DBURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close(ctx)
+	if err := settle(ctx, db); err != nil {
+		return err
+	}
+	setup := time.Since(setupBegan)
+	b.progress("set up %d instances over %d projects in %s", b.o.Instances, b.o.Projects, setup.Round(time.Second))
 
 	ingest := newPacedIngest(b.Platform, ingestProject, b.o.IngestRate, b.o.IngestDatapoints)
 	ingestCtx, stopIngest := context.WithCancel(ctx)

@@ -27,7 +27,7 @@ func runAnalytics(ctx context.Context, args []string) (map[string]any, error) {
 	parts := fs.String("parts", "functions,weekly", "which parts to run, comma-separated")
 	fs.IntVar(&o.Runs, "runs", 9, "functions: manual runs of each function")
 	fs.IntVar(&o.Weeks, "weeks", 4, "functions: weeks of 1-minute data a run reads")
-	fs.BoolVar(&o.PreviousData, "previous-data", true, "functions: the weeks before the period hold data too (the summary KPI's previous period)")
+	fs.BoolVar(&o.PreviousData, "previous-data", false, "functions: the weeks before the period hold data too, so the summary KPI's previous period, which a run computes, reads as much as the period")
 	fs.DurationVar(&o.Poll, "poll", 2*time.Millisecond, "functions: how often a run's result is polled")
 	fs.IntVar(&o.Instances, "instances", 1_000, "weekly: enabled instances, each on a component and datapoints of its own")
 	fs.IntVar(&o.Projects, "projects", 100, "weekly: projects the instances spread over")
