@@ -154,3 +154,19 @@ func (g *pacedIngest) err() error {
 	}
 	return fmt.Errorf("%d uploads failed; the last: %w", g.failed, g.lastErr)
 }
+
+// timeline is the slowest upload sent in each second from the start, in
+// ms: where a window's p99 comes from.
+func (g *pacedIngest) timeline() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []int
+	for _, u := range g.uploads {
+		s := int(u.sent / time.Second)
+		for len(out) <= s {
+			out = append(out, 0)
+		}
+		out[s] = max(out[s], int((u.answered - u.sent).Milliseconds()))
+	}
+	return out
+}

@@ -107,6 +107,8 @@ func runWeeklyPart(ctx context.Context, b *analyticsBench, result map[string]any
 		return fmt.Errorf("ingest: %w", err)
 	}
 	during, baseline := ingest.window(trigger, finished), ingest.window(baselineFrom, baselineFrom+baselineLen)
+	b.progress("slowest upload of each second (ms; batch from second %d to %d, baseline from %d to %d): %v",
+		int(trigger.Seconds()), int(finished.Seconds()), int(baselineFrom.Seconds()), int((baselineFrom + baselineLen).Seconds()), ingest.timeline())
 
 	var batchSeconds float64
 	var succeeded, failed, noData int
