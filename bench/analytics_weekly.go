@@ -67,7 +67,10 @@ func runWeeklyPart(ctx context.Context, b *analyticsBench, result map[string]any
 	setup := time.Since(setupBegan)
 	b.progress("set up %d instances over %d projects in %s", b.o.Instances, b.o.Projects, setup.Round(time.Second))
 
-	ingest := newPacedIngest(b.Platform, ingestProject, b.o.IngestRate, b.o.IngestDatapoints)
+	ingest, err := newPacedIngest(ctx, b.Platform, ingestProject, b.o.IngestRate, b.o.IngestDatapoints)
+	if err != nil {
+		return err
+	}
 	ingestCtx, stopIngest := context.WithCancel(ctx)
 	defer stopIngest()
 	began := time.Now()
