@@ -122,6 +122,36 @@ func TestCredentialCache(t *testing.T) {
 	}
 }
 
+// A busy client's cached credentials are verified again by one request in
+// the last quarter of their life, while the others keep hitting the cache,
+// instead of all of them waiting for the hash when the entry expires.
+func TestCredentialCacheRefreshesAheadOfExpiry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewCredentialCache([]byte("k"), time.Minute, func() time.Time { return now })
+	c.Put("a@x", "pw", 7, c.Begin())
+	if _, ok, refresh := c.GetOrRefresh("a@x", "pw"); !ok || refresh {
+		t.Fatalf("fresh entry: ok %v, refresh %v; want a hit without refresh", ok, refresh)
+	}
+	now = now.Add(46 * time.Second) // 14 s left: the last quarter
+	if id, ok, refresh := c.GetOrRefresh("a@x", "pw"); !ok || !refresh || id != 7 {
+		t.Fatalf("ageing entry: %d, ok %v, refresh %v; want a hit that asks to refresh", id, ok, refresh)
+	}
+	for range 3 {
+		if _, ok, refresh := c.GetOrRefresh("a@x", "pw"); !ok || refresh {
+			t.Fatalf("while one caller refreshes: ok %v, refresh %v; want plain hits", ok, refresh)
+		}
+	}
+	c.Put("a@x", "pw", 7, c.Begin()) // the refresh succeeded
+	now = now.Add(20 * time.Second)  // past the old expiry
+	if _, ok, refresh := c.GetOrRefresh("a@x", "pw"); !ok || refresh {
+		t.Fatalf("renewed entry: ok %v, refresh %v", ok, refresh)
+	}
+	c.Forget("a@x", "pw") // a refresh found the password changed
+	if _, ok, _ := c.GetOrRefresh("a@x", "pw"); ok {
+		t.Fatal("forgotten credentials still cached")
+	}
+}
+
 // A verification that read the password hash before a password change
 // must not cache the old password after the change dropped the user.
 func TestCredentialCacheIgnoresVerificationsOlderThanADrop(t *testing.T) {

@@ -61,8 +61,16 @@ func (s *Server) verifyPassword(ctx context.Context, email, password string, add
 	if err := s.throttle.Check(email, addr); err != nil {
 		return 0, s.throttle.refuse(err)
 	}
-	if id, ok := s.creds.Get(email, password); ok {
+	if id, ok, refresh := s.creds.GetOrRefresh(email, password); ok && !refresh {
 		return id, nil
+	} else if ok {
+		// This request verifies the cached credentials again before they
+		// expire, while the client's other requests keep the cached answer.
+		id, err := s.checkPassword(ctx, email, password)
+		if fault.Is(err, fault.Unauthenticated) {
+			s.creds.Forget(email, password)
+		}
+		return id, err
 	}
 	attempt, err := s.throttle.Begin(ctx, email, addr)
 	if err != nil {
