@@ -22,6 +22,11 @@ type Write struct {
 	Acked            bool   // keep state and a reference, follow the write to written|failed
 	DryRun           bool   // ask the device, write nothing
 	Source           string // "user:{id}" or "app:{id}", recorded with an acked operation
+	// Authorize, when set, is safeguard 2 for a user's write (the
+	// caller's TagAuths), run in api.md's order: after the project check,
+	// before the bounds. nil: a controls app, acting with the project's
+	// rights.
+	Authorize func(ctx context.Context) error
 }
 
 // Operation is what a Write answered: for acked writes and dry runs the

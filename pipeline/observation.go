@@ -29,6 +29,7 @@ const (
 	SourceKafka Source = "kafka"
 	SourceMQTT  Source = "mqtt" // MQTT ingestion (publishers on the broker)
 	SourceVDP   Source = "vdp"  // virtual datapoint outputs
+	SourceEdge  Source = "edge" // present values from a building's edge device
 )
 
 // Sink stores observations. Write returns nil only once every observation

@@ -1,0 +1,214 @@
+package edge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/edge/edgetest"
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// A device that stops its heartbeat goes offline after the missed
+// heartbeats; an acked write then stays initialized and fails after the
+// operation time-out, having sent nothing.
+func TestOfflineDeviceFailsAckedWriteAfterTheWait(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetAlive(false)
+	e.waitFor("device offline", func() bool { return !e.m.Status(p).Online })
+	if e.metric("bdp_edge_online", p) != 0 {
+		t.Fatal("/metrics shows the device online")
+	}
+
+	start := time.Now()
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("one pending operation", func() bool { return e.m.Status(p).PendingOperations == 1 })
+	if e.metric("bdp_edge_pending_operations", p) != 1 {
+		t.Fatal("/metrics does not show the pending operation")
+	}
+	got, log := e.operation(op.Reference)
+	took := time.Since(start)
+	if got.State != edge.StateFailed || !strings.Contains(got.Reason, "offline") {
+		t.Fatalf("state %q reason %q, want failed because offline", got.State, got.Reason)
+	}
+	if took < testOperation-100*time.Millisecond || took > testOperation+2*time.Second {
+		t.Fatalf("failed after %v, want about %v", took, testOperation)
+	}
+	if len(log) != 2 || log[1].Stage != edge.StateFailed {
+		t.Fatalf("log %+v, want initialized then failed", log)
+	}
+	if reqs := d.Requests(); len(reqs) != 0 {
+		t.Fatalf("an offline device got %+v", reqs)
+	}
+	if e.m.Status(p).PendingOperations != 0 {
+		t.Fatal("the failed operation is still pending")
+	}
+}
+
+// A write queued while the device is offline goes out when it comes back
+// within the wait.
+func TestQueuedWriteGoesOutWhenTheDeviceComesBack(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetAlive(false)
+	e.waitFor("device offline", func() bool { return !e.m.Status(p).Online })
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetAlive(true)
+	if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+		t.Fatalf("state %q (%s), want written", got.State, got.Reason)
+	}
+}
+
+// A device that refuses, or does not answer, fails the operation with
+// the reason.
+func TestRefusedAndUnansweredWritesFail(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	for _, tc := range []struct {
+		mode   edgetest.Mode
+		reason string
+	}{
+		{edgetest.Refuse, "the edge device refused the write: datapoint out of service"},
+		{edgetest.Silent, "no answer from the edge device within 1.5s"},
+	} {
+		d.SetMode(tc.mode)
+		op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, log := e.operation(op.Reference)
+		if got.State != edge.StateFailed || got.Reason != tc.reason {
+			t.Fatalf("mode %d: state %q reason %q, want failed: %q", tc.mode, got.State, got.Reason, tc.reason)
+		}
+		if len(log) != 3 || log[1].Stage != edge.StateRequested {
+			t.Fatalf("mode %d: log %+v, want initialized, requested, failed", tc.mode, log)
+		}
+	}
+}
+
+// Garbage from one device is dropped and counted; its own operations
+// and another project's go on.
+func TestGarbageFromADeviceBlocksNothing(t *testing.T) {
+	e := newEnv(t)
+	p, q := e.project("acme", 8), e.project("other", 8)
+	bad, good := e.device(p), e.device(q)
+	bad.SetMode(edgetest.Garbage)
+	for _, proj := range []int64{p, q} {
+		op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: proj, DataPointID: "sp", Value: f(19), Priority: 13, Acked: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+			t.Fatalf("project %d: state %q (%s), want written", proj, got.State, got.Reason)
+		}
+	}
+	for _, topic := range []string{"response", "alive", "data"} {
+		e.waitFor("bad messages on "+topic+" counted", func() bool { return e.metric("bdp_edge_bad_messages_total", 0, "topic", topic) >= 1 })
+	}
+	if !e.m.Status(p).Online || len(good.Requests()) != 1 {
+		t.Fatal("garbage took the device offline or held up the other project")
+	}
+}
+
+// A dry run reports the slot's value and the priority array and writes
+// nothing; an unacked write keeps no state.
+func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetSlot("sp", 13, f(17))
+	d.SetSlot("sp", 16, f(18))
+	before := d.PriorityArray("sp")
+	for _, acked := range []bool{false, true} {
+		op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(22), Priority: 13, DryRun: true, Acked: acked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.OverwrittenValue == nil || *op.OverwrittenValue != 17 || len(op.PriorityArray) != 17 || *op.PriorityArray[15] != 18 {
+			t.Fatalf("dry run answered old value %v, array %v; want 17 and the 17 slots", op.OverwrittenValue, op.PriorityArray)
+		}
+		if acked {
+			got, log := e.operation(op.Reference)
+			if !got.DryRun || got.State != edge.StateWritten || len(log) != 3 {
+				t.Fatalf("acked dry run stored %+v with %d entries", got, len(log))
+			}
+		}
+	}
+	if after := d.PriorityArray("sp"); after != before {
+		t.Fatal("a dry run changed the priority array")
+	}
+	for _, r := range d.Requests() {
+		if r.Operation != edge.OpRead {
+			t.Fatalf("a dry run sent %q", r.Operation)
+		}
+	}
+
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(23), Priority: 14})
+	if err != nil || op.Reference != "" {
+		t.Fatalf("unacked write: %+v, %v; want no reference", op, err)
+	}
+	e.waitFor("the unacked write at the device", func() bool { v := d.PriorityArray("sp")[13]; return v != nil && *v == 23 })
+	if n := e.count(`SELECT count(*) FROM setpoint_operations WHERE NOT dryrun`); n != 0 {
+		t.Fatalf("an unacked write stored %d operations", n)
+	}
+
+	// A dry run needs the device: offline answers 503 at once.
+	d.SetAlive(false)
+	e.waitFor("device offline", func() bool { return !e.m.Status(p).Online })
+	if _, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(22), Priority: 13, DryRun: true}); !fault.Is(err, fault.Unavailable) {
+		t.Fatalf("dry run while offline: %v, want unavailable", err)
+	}
+}
+
+// Connections follow the edge credentials; a project without them is
+// refused before anything is sent; operations a restart left open fail.
+func TestConnectionsFollowCredentialsAndRestartFailsOpenOperations(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	if _, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13}); !fault.Is(err, fault.Forbidden) ||
+		!strings.Contains(fault.Message(err), "has no edge device") {
+		t.Fatalf("write without edge device: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	h, _ := e.hasher.Hash(ctx, "x")
+	u, err := e.st.PutEdgeCredentials(ctx, p, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the connection to start", func() bool { return e.m.Status(p).Configured })
+	if err := e.st.DeleteMQTTUser(ctx, p, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the connection to stop", func() bool { return !e.m.Status(p).Configured })
+
+	// An operation left open (a crash) fails at the next start.
+	now := time.Now().UTC()
+	ref := "0b8f6a0e-9a57-4b44-8a0c-2f6a35c7b001"
+	if err := e.st.CreateSetpointOperation(ctx, store.SetpointOperation{Reference: ref, ProjectID: p, DataPointID: "sp", Value: f(20),
+		Priority: 13, Acked: true, State: edge.StateInitialized, Source: "user:1", CreatedAt: now},
+		store.SetpointLogEntry{Time: now, Stage: edge.StateInitialized}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := edge.NewSetpoints(ctx, e.m); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := e.st.SetpointOperation(ctx, ref); got.State != edge.StateFailed || !strings.Contains(got.Reason, "restarted") {
+		t.Fatalf("open operation after a restart: %q %q", got.State, got.Reason)
+	}
+}

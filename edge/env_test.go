@@ -1,0 +1,221 @@
+package edge_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/edge/edgetest"
+	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// env is the embedded broker, the pipeline, the edge connections and the
+// setpoint writer over a real PostgreSQL, with short time-outs.
+type env struct {
+	t      *testing.T
+	st     *store.Store
+	url    string // the test's database, for checks in SQL
+	reg    *prometheus.Registry
+	broker *mqtt.Embedded
+	hasher *auth.Hasher
+	m      *edge.Manager
+	sp     *edge.Setpoints
+}
+
+// Test timing: heartbeats every 100 ms, offline after 400 ms, operations
+// fail after 1.5 s.
+const (
+	testAlive     = 100 * time.Millisecond
+	testOffline   = 400 * time.Millisecond
+	testOperation = 1500 * time.Millisecond
+)
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	url := testCluster.TestDatabase(t)
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, st: st, url: url, reg: prometheus.NewRegistry(), hasher: auth.NewHasher(auth.HashParams{Time: 1, Memory: 1024, Threads: 1}, 4)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
+		mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := pipeline.NewRouter()
+	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go batcher.Run()
+	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: batcher, Log: log, Registry: e.reg,
+		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.sp, err = edge.NewSetpoints(ctx, e.m); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.sp.Close()
+		e.m.Close()
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.broker.Close(cctx)
+		batcher.Stop()
+	})
+	return e
+}
+
+// project makes a company and a project with setpoint writing enabled
+// (maxPriority as given) and a datapoint "sp" bounded to [15, 25].
+func (e *env) project(name string, maxPriority int) int64 {
+	e.t.Helper()
+	ctx := context.Background()
+	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
+		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	on := true
+	if _, err := e.st.UpdateProjectSettings(ctx, p.ID, store.SettingsPatch{SetpointWritingEnabled: &on, SetpointMaxPriority: &maxPriority}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, dp := range []string{"sp", "unbounded"} {
+		if _, err := e.st.SetSystemTags(ctx, p.ID, dp, []store.DatapointTag{{Key: "units", Value: "degC"}}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if _, err := e.st.SetDatapointSetpoints(ctx, p.ID, "sp", 15, 25); err != nil {
+		e.t.Fatal(err)
+	}
+	return p.ID
+}
+
+// device gives project p edge credentials, starts its connection and
+// connects a test device that sends heartbeats; it returns once the
+// connection sees the device online.
+func (e *env) device(p int64) *edgetest.Device {
+	e.t.Helper()
+	ctx := context.Background()
+	h, err := e.hasher.Hash(ctx, "device-secret")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.st.PutEdgeCredentials(ctx, p, h); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.m.Sync(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p, "device-secret", testAlive)
+	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
+	return d
+}
+
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// operation waits until an acked operation leaves initialized and
+// requested, and returns it with its log.
+func (e *env) operation(ref string) (store.SetpointOperation, []store.SetpointLogEntry) {
+	e.t.Helper()
+	var (
+		op  store.SetpointOperation
+		log []store.SetpointLogEntry
+		err error
+	)
+	e.waitFor("operation "+ref+" to finish", func() bool {
+		op, log, err = e.st.SetpointOperation(context.Background(), ref)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return op.State == edge.StateWritten || op.State == edge.StateFailed
+	})
+	return op, log
+}
+
+// count runs a counting query on the test's database.
+func (e *env) count(query string, args ...any) int {
+	e.t.Helper()
+	conn, err := pgx.Connect(context.Background(), e.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func f(v float64) *float64 { return &v }
+
+// metric reads a gauge or counter; project 0 reads one without a
+// project_id label; labels are further name, value pairs.
+func (e *env) metric(name string, project int64, labels ...string) float64 {
+	e.t.Helper()
+	if project != 0 {
+		labels = append(labels, "project_id", strconv.FormatInt(project, 10))
+	}
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue next
+				}
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}

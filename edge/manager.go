@@ -1,0 +1,372 @@
+package edge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// Config configures the edge connections.
+type Config struct {
+	Broker   mqtt.Broker
+	Store    *store.Store
+	Sink     pipeline.Sink // where observations on data go
+	Log      *slog.Logger
+	Registry prometheus.Registerer
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// Tick is how often each connection judges its heartbeat and its
+	// deadlines; default 1 s.
+	Tick time.Duration
+	// OfflineAfter: no heartbeat for this long and the device is offline;
+	// default MissedAlivesOffline × AliveInterval (15 s).
+	OfflineAfter time.Duration
+	// OperationTimeout: a request unanswered this long fails; default
+	// OperationTimeout (30 s, decisions.md 7).
+	OperationTimeout time.Duration
+}
+
+// dataQueue bounds the data messages of one device waiting to be stored;
+// beyond, messages are dropped and counted (a device flooding data must
+// not hold anyone else up).
+const dataQueue = 64
+
+// Manager runs one supervised connection actor per project with edge
+// credentials.
+type Manager struct {
+	cfg     Config
+	log     *slog.Logger
+	system  *actor.ActorSystem
+	sup     *actor.PID
+	metrics *metrics
+	ctx     context.Context // ends at Close: data writes in flight give up
+	cancel  context.CancelFunc
+
+	mu    sync.Mutex
+	conns map[int64]*conn
+	wg    sync.WaitGroup // the tickers and data writers
+}
+
+// NewManager starts the actor system; Sync or Run start the connections.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Broker == nil || cfg.Store == nil || cfg.Sink == nil || cfg.Log == nil || cfg.Registry == nil {
+		return nil, errors.New("edge: Broker, Store, Sink, Log and Registry are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.OfflineAfter <= 0 {
+		cfg.OfflineAfter = MissedAlivesOffline * AliveInterval
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = OperationTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{cfg: cfg, log: cfg.Log.With(slog.String("part", "edge")), conns: map[int64]*conn{}, ctx: ctx, cancel: cancel}
+	var err error
+	if m.metrics, err = newMetrics(m, cfg.Registry); err != nil {
+		cancel()
+		return nil, err
+	}
+	// The library's own info lines are noise; warnings and errors stay.
+	quiet := slog.New(minLevel{cfg.Log.Handler(), slog.LevelWarn}).With(slog.String("lib", "protoactor"))
+	m.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	// A connection that panics (a bug) restarts, up to 10 times a minute;
+	// beyond, it stops and the next Sync starts it anew.
+	m.sup = m.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{} },
+		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider))))
+	return m, nil
+}
+
+// supervisor is the parent of every connection actor, so their failures
+// come to its strategy.
+type supervisor struct{}
+
+type spawnRequest struct {
+	props *actor.Props
+	reply chan *actor.PID
+}
+
+func (s *supervisor) Receive(ctx actor.Context) {
+	if req, ok := ctx.Message().(*spawnRequest); ok {
+		req.reply <- ctx.Spawn(req.props)
+	}
+}
+
+// Run starts and stops connections as projects get and lose edge
+// credentials, until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	m.cfg.Store.ListenMQTTUsersChanged(ctx, func(int64) {
+		if err := m.Sync(ctx); err != nil && ctx.Err() == nil {
+			m.log.Error("edge connections not synchronised", slog.Any("error", err))
+		}
+	})
+}
+
+// Sync starts a connection for every project with edge credentials and
+// stops those of projects without.
+func (m *Manager) Sync(ctx context.Context) error {
+	ids, err := m.cfg.Store.EdgeProjects(ctx)
+	if err != nil {
+		return err
+	}
+	want := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+		if err := m.Start(id); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	var gone []int64
+	for id := range m.conns {
+		if !want[id] {
+			gone = append(gone, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range gone {
+		m.Stop(id)
+	}
+	return nil
+}
+
+// Start runs the connection of a project; one running already stays.
+func (m *Manager) Start(projectID int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.conns[projectID]; ok {
+		return nil
+	}
+	c := &conn{projectID: projectID, m: m, data: make(chan []Observation, dataQueue)}
+	reply := make(chan *actor.PID, 1)
+	m.system.Root.Send(m.sup, &spawnRequest{props: actor.PropsFromProducer(func() actor.Actor { return &connActor{c: c} }), reply: reply})
+	c.pid = <-reply
+	for _, sub := range []struct {
+		topic  string
+		handle func([]byte)
+	}{
+		{ResponseTopic(projectID), c.onResponse},
+		{AliveTopic(projectID), c.onAlive},
+		{DataTopic(projectID), c.onData},
+	} {
+		handle := sub.handle
+		unsub, err := m.cfg.Broker.Subscribe(sub.topic, func(_ string, payload []byte) { handle(payload) })
+		if err != nil {
+			c.stop()
+			return fmt.Errorf("edge: subscribe %s: %w", sub.topic, err)
+		}
+		c.unsubscribe = append(c.unsubscribe, unsub)
+	}
+	m.wg.Add(2)
+	go func() { defer m.wg.Done(); c.writeData() }()
+	stopTicks := make(chan struct{})
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(m.cfg.Tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				m.system.Root.Send(c.pid, &tickMsg{})
+			case <-stopTicks:
+				return
+			}
+		}
+	}()
+	c.unsubscribe = append(c.unsubscribe, func() { close(stopTicks) })
+	m.conns[projectID] = c
+	m.log.Info("edge connection started", slog.Int64("project_id", projectID))
+	return nil
+}
+
+// Stop ends the connection of a project, if it runs.
+func (m *Manager) Stop(projectID int64) {
+	m.mu.Lock()
+	c, ok := m.conns[projectID]
+	delete(m.conns, projectID)
+	m.mu.Unlock()
+	if ok {
+		c.stop()
+		m.log.Info("edge connection stopped", slog.Int64("project_id", projectID))
+	}
+}
+
+// stop ends subscriptions and ticks, lets the data writer finish, and
+// stops the actor.
+func (c *conn) stop() {
+	for _, u := range c.unsubscribe {
+		u()
+	}
+	c.dataMu.Lock()
+	c.dataClosed = true
+	close(c.data)
+	c.dataMu.Unlock()
+	c.m.system.Root.Stop(c.pid)
+}
+
+// Close stops every connection and the actor system.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	ids := make([]int64, 0, len(m.conns))
+	for id := range m.conns {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		m.Stop(id)
+	}
+	m.cancel()
+	m.wg.Wait()
+	m.system.Root.Stop(m.sup)
+	m.system.Shutdown()
+}
+
+// Status is a project's edge connection; Configured false when the
+// project has no edge credentials.
+func (m *Manager) Status(projectID int64) Status {
+	m.mu.Lock()
+	c, ok := m.conns[projectID]
+	m.mu.Unlock()
+	if !ok {
+		return Status{}
+	}
+	return c.status()
+}
+
+// errNoDevice is returned for a project without edge credentials.
+var errNoDevice = errors.New("edge: the project has no edge device")
+
+// request hands a request to the project's connection.
+func (m *Manager) request(projectID int64, req Request, deadline time.Time, events chan<- event) error {
+	m.mu.Lock()
+	c, ok := m.conns[projectID]
+	m.mu.Unlock()
+	if !ok {
+		return errNoDevice
+	}
+	m.system.Root.Send(c.pid, &requestMsg{req: req, deadline: deadline, events: events})
+	return nil
+}
+
+func (m *Manager) publish(projectID int64, req Request) error {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	return m.cfg.Broker.Publish(RequestTopic(projectID), payload, QoS)
+}
+
+// The subscription handlers run on the publisher's goroutine: they decode
+// (bounded by MaxMessageBytes) and hand over, never block.
+
+func (c *conn) onResponse(payload []byte) {
+	r, err := DecodeResponse(payload)
+	if err != nil {
+		c.garbage("response", err)
+		return
+	}
+	c.m.system.Root.Send(c.pid, &responseMsg{resp: r})
+}
+
+func (c *conn) onAlive(payload []byte) {
+	a, err := DecodeAlive(payload)
+	if err != nil {
+		c.garbage("alive", err)
+		return
+	}
+	c.m.system.Root.Send(c.pid, &aliveMsg{alive: a})
+}
+
+func (c *conn) onData(payload []byte) {
+	obs, err := DecodeData(payload)
+	if err != nil {
+		c.garbage("data", err)
+		return
+	}
+	// A handler may still run after unsubscribing: stop closes data
+	// under the write lock, so no send reaches a closed channel.
+	c.dataMu.RLock()
+	defer c.dataMu.RUnlock()
+	if c.dataClosed {
+		return
+	}
+	select {
+	case c.data <- obs:
+	default:
+		c.m.metrics.dataDropped.Inc()
+	}
+}
+
+func (c *conn) garbage(topic string, err error) {
+	c.m.metrics.garbage.WithLabelValues(topic).Inc()
+	c.m.log.Warn("edge device sent a bad message", slog.Int64("project_id", c.projectID), slog.String("topic", topic), slog.Any("error", err))
+}
+
+// writeData stores the device's observations through the pipeline, one
+// message at a time, until the connection stops.
+func (c *conn) writeData() {
+	for msg := range c.data {
+		obs := make([]pipeline.Observation, 0, len(msg))
+		for _, o := range msg {
+			po := pipeline.Observation{ProjectID: c.projectID, DataPointID: o.DataPointID, Time: o.Time.UTC(), Value: o.Value}
+			if err := po.Validate(); err != nil {
+				c.garbage("data", err)
+				continue
+			}
+			obs = append(obs, po)
+		}
+		if len(obs) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.m.ctx, 30*time.Second)
+		err := c.m.cfg.Sink.Write(ctx, pipeline.SourceEdge, obs)
+		cancel()
+		if err != nil {
+			c.m.metrics.dataDropped.Inc()
+			c.m.log.Warn("edge data not stored", slog.Int64("project_id", c.projectID), slog.Any("error", err))
+		}
+	}
+}
+
+// newReference makes a random (version 4) uuid.
+func newReference() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// minLevel drops records below its level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
+}
