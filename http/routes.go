@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/edge"
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/units"
@@ -83,6 +84,24 @@ func v2Routes(s *Server) []*route {
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
 			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
 			Query:   datapointParams, Body: setpointBounds{}, RefusedBody: []string{"writable"}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
+		{Method: "POST", Path: "/v2/datapoint/setpoint", Tag: project, Op: "create",
+			Summary: "Write a setpoint through the project's edge device (api.md 4.6)",
+			Doc: "The safeguards, in this order: setpoint writing enabled for the project (else 403, operation post); write access to the datapoint by TagAuth (403); " +
+				"setpoint bounds configured and the value within them (else 400, operation create, naming datapoint, range and value); " +
+				"a priority no more urgent than the project's setpoint_max_priority (else 400, operation create). The project needs an edge device (else 403, operation post). " +
+				"An unacked write answers once accepted and keeps no state; an acked one answers at once with its reference (state initialized) and moves on without " +
+				"the caller: requested when the request is published to the device (at once when it is online, else when it comes online), written when the device " +
+				"reports the write, failed when the device refuses it or nothing answers within 30 s. A written value reaches the datapoint's timeseries when the device " +
+				"reports the present value on its data topic.",
+			Query: setpointParams, Resp: envelopeOf[setpointResource]{}, Handle: s.writeSetpoint,
+			Errors: map[int]string{503: "a dry run whose edge device is offline or does not answer within 30 s"}},
+		{Method: "GET", Path: "/v2/datapoint/setpoint/{reference}", Tag: general,
+			Summary: "An acked setpoint operation with its log (needs this endpoint in the operation's project and read access to its datapoint by TagAuth)",
+			Resp:    setpointOperation{}, Handle: s.getSetpoint,
+			Errors: map[int]string{404: "no operation with this reference in the caller's company (unacked writes keep none)"}},
+		{Method: "GET", Path: "/v2/project/{project_id}/edge", Tag: project,
+			Summary: "The project's edge device connection: configured, online (heartbeat within 15 s), last heartbeat, pending requests",
+			Resp:    edge.Status{}, Handle: s.getProjectEdge},
 		{Method: "GET", Path: "/v2/project/{project_id}/alerts", Tag: project,
 			Summary: "Virtual datapoints that need attention, newest first: those in a failure state (Creation, Start, Stop or Delete failed, " +
 				"Health check failed; type virtual_datapoint_status) and those with a calculation error logged in the last 24 hours " +

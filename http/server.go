@@ -63,6 +63,7 @@ type Server struct {
 	hasher     *auth.Hasher
 	mqttPW     MQTTPasswords // nil: the embedded broker
 	components *analytics.Catalog
+	setpoints  Setpoints // nil: setpoint routes answer 503
 	tokens     *auth.Tokens
 	creds      *auth.CredentialCache
 	authz      *principalCache
@@ -99,6 +100,9 @@ type Deps struct {
 	// Components is the analytics catalog as persisted at start
 	// (analytics.LoadCatalog).
 	Components *analytics.Catalog
+	// Setpoints writes setpoints through the edge devices (edge.Setpoints);
+	// nil: the setpoint routes answer 503.
+	Setpoints Setpoints
 }
 
 // MQTTPasswords hands an MQTT user's password to a broker that keeps its
@@ -148,6 +152,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		hasher:     deps.Hasher,
 		mqttPW:     deps.MQTTPasswords,
 		components: deps.Components,
+		setpoints:  deps.Setpoints,
 		tokens:     auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:      auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
 	}
