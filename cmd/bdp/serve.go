@@ -83,6 +83,11 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopMQTT() // after the HTTP server has drained (below), before the engine and the pipeline stop
+	setpoints, stopEdge, err := startEdge(ctx, st, broker, ingest, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopEdge() // after the HTTP server has drained, before the broker closes
 
 	// An external broker keeps passwords of its own: the MQTT user routes
 	// hand each new one over (mqtt.External.SetPassword).
@@ -105,7 +110,7 @@ func runServe(ctx context.Context) error {
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
-		MQTTPasswords: mqttPasswords, Components: components})
+		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints})
 	if err != nil {
 		return err
 	}

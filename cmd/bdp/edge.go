@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// startEdge runs one connection actor per project with edge credentials
+// (edge.Manager, following the credentials as they change) and the
+// setpoint writer over them. It fails what a previous run left
+// unfinished. The returned func stops both; runServe calls it after the
+// HTTP server has drained and before the broker closes.
+func startEdge(ctx context.Context, st *store.Store, broker mqtt.Broker, sink pipeline.Sink, reg prometheus.Registerer,
+	log *slog.Logger) (*edge.Setpoints, func(), error) {
+	m, err := edge.NewManager(edge.Config{Broker: broker, Store: st, Sink: sink, Log: log, Registry: reg})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.Sync(ctx); err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	sp, err := edge.NewSetpoints(ctx, m)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.Run(runCtx) }()
+	return sp, func() {
+		cancel()
+		<-done
+		sp.Close()
+		m.Close()
+	}, nil
+}
