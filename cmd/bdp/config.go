@@ -59,6 +59,9 @@ type config struct {
 	// AnalysisWorkers is how many analysis runs this node computes at
 	// once; 0: runner.DefaultWorkers.
 	AnalysisWorkers int
+	// EdgeSimulator runs a simulated edge device per project with setpoint
+	// writing enabled (BDP_EDGE_SIMULATOR=1, cmd/bdp/edge_sim_serve.go).
+	EdgeSimulator bool
 }
 
 // configVars documents every variable with its default, for --help and
@@ -93,6 +96,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_LOGIN_ADDRESS_FAILURES", "100", "failed password logins from one client address (IPv6: its /64) within the window before 429"},
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
 	{"BDP_ANALYSIS_WORKERS", "", "analysis runs computed at once on this node (1 to 64); more wait in the database; empty: half the CPUs, at least 1, so analyses do not starve ingestion"},
+	{"BDP_EDGE_SIMULATOR", "0", "1: run a simulated edge device (bdp edge-sim) for every project with setpoint writing enabled, with fresh edge credentials; projects are picked up every 5 s"},
 }
 
 // loadConfig reads the environment through getenv.
@@ -248,6 +252,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		} else {
 			c.AnalysisWorkers = n
 		}
+	}
+	switch get("BDP_EDGE_SIMULATOR") {
+	case "0":
+	case "1":
+		c.EdgeSimulator = true
+	default:
+		bad("BDP_EDGE_SIMULATOR", errors.New("must be 0 or 1"))
 	}
 	return c, errors.Join(errs...)
 }

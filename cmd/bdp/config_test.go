@@ -84,6 +84,7 @@ func TestConfigReportsEveryBadValue(t *testing.T) {
 		"BDP_MQTT_WS_ADDR":           "localhost",
 		"BDP_MQTT_CLIENT_QUEUE":      "10",
 		"BDP_ANALYSIS_WORKERS":       "65",
+		"BDP_EDGE_SIMULATOR":         "yes",
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {

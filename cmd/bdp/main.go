@@ -21,6 +21,7 @@ Usage:
   bdp migrate   apply database migrations and exit
   bdp admin     create-company --name NAME --admin-email EMAIL | reset-password --email EMAIL
                 (on the database of bdp serve, running or not; bdp admin help for more)
+  bdp edge-sim  -broker tcp://host:port -project N: a simulated edge device (bdp edge-sim -h for more)
   bdp version   print the version
 
 Configuration comes from the environment:
@@ -41,6 +42,8 @@ func main() {
 		err = runMigrate(ctx)
 	case "admin":
 		err = runAdmin(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	case "edge-sim":
+		err = runEdgeSim(ctx, os.Args[2:], os.Getenv, os.Stderr)
 	case "version":
 		fmt.Println("bdp", version)
 	case "help", "-h", "--help":
@@ -52,7 +55,7 @@ func main() {
 	}
 	var usage usageError
 	if errors.As(err, &usage) {
-		fmt.Fprintln(os.Stderr, "bdp admin:", usage.msg)
+		fmt.Fprintf(os.Stderr, "bdp %s: %s\n", os.Args[1], usage.msg)
 		os.Exit(2)
 	}
 	if err != nil {

@@ -95,6 +95,10 @@ func runServe(ctx context.Context) error {
 	if ext, ok := broker.(*mqtt.External); ok {
 		mqttPasswords = ext
 	}
+	if cfg.EdgeSimulator {
+		stopEdgeSims := startEdgeSimulators(st, hasher, mqttPasswords, edgeSimBroker(cfg, broker.Addresses()), log)
+		defer stopEdgeSims() // before the broker closes
+	}
 	// The analytics catalog of this release, persisted by alphanumeric id
 	// so its numeric ids stay what earlier starts gave them.
 	components, err := analytics.LoadCatalog(ctx, st)
