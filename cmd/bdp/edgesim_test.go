@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -90,10 +92,13 @@ func metric(t *testing.T, s *server, name string) float64 {
 // TestServeEdgeSimulator: with BDP_EDGE_SIMULATOR=1, enabling setpoint
 // writing on a project starts a simulated device that logs in to the
 // platform's broker with the project's edge credentials and sends its
-// heartbeat; disabling it stops the device; SIGTERM joins everything.
+// heartbeat; the project's edge shows online, an acked setpoint write
+// reaches written with the simulator's priority array, and the written
+// value lands in the timeseries; disabling it stops the device; SIGTERM
+// joins everything.
 func TestServeEdgeSimulator(t *testing.T) {
 	s := startServe(t, newDataDir(t), "BDP_EDGE_SIMULATOR=1", "BDP_LOG_LEVEL=info")
-	pid, _ := vdpProject(t, s)
+	pid, admin := vdpProject(t, s)
 	if n := metric(t, s, "bdp_mqtt_clients_connected"); n != 0 {
 		t.Fatalf("%v MQTT clients before setpoint writing is enabled", n)
 	}
@@ -128,6 +133,8 @@ func TestServeEdgeSimulator(t *testing.T) {
 		t.Errorf("the broker refused the simulator: %s", refused)
 	}
 
+	writeThroughSimulator(t, s, pid, admin)
+
 	if status, body := s.request("PUT", settings, operator, `{"setpoint_writing_enabled":false}`); status != 200 {
 		t.Fatalf("disable setpoint writing: %d %s", status, body)
 	}
@@ -139,4 +146,54 @@ func TestServeEdgeSimulator(t *testing.T) {
 	if err := s.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.log)
 	}
+}
+
+func writeThroughSimulator(t *testing.T, s *server, pid int64, admin func(*http.Request)) {
+	t.Helper()
+	if status, body := s.request("POST", fmt.Sprintf("/v2/project/%d/timeseries", pid), admin,
+		`{"room_sp":[{"time":"2026-01-01T00:00:00Z","value":20}]}`); status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	if status, body := s.request("PUT", fmt.Sprintf("/v2/datapoint?project_id=%d&dataPointID=room_sp", pid), admin,
+		`{"setpoint_min_value":15,"setpoint_max_value":25}`); status != 200 {
+		t.Fatalf("bounds: %d %s", status, body)
+	}
+	poll := func(what string, within time.Duration, done func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for !done() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not within %s", what, within)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	var status int
+	var body []byte
+	poll("edge online", 30*time.Second, func() bool {
+		status, body = s.request("GET", fmt.Sprintf("/v2/project/%d/edge", pid), admin, "")
+		return status == 200 && strings.Contains(string(body), `"online":true`)
+	})
+	status, body = s.request("POST", fmt.Sprintf("/v2/datapoint/setpoint?project_id=%d&dataPointID=room_sp&value=21.5&priority=13&acked=true", pid), admin, "")
+	var created struct {
+		Resource struct{ Reference string } `json:"resource"`
+	}
+	if status != 200 || json.Unmarshal(body, &created) != nil || created.Resource.Reference == "" {
+		t.Fatalf("setpoint: %d %s", status, body)
+	}
+	var op struct {
+		Status      string
+		StateBefore map[string]any `json:"state_before"`
+	}
+	poll("written", 10*time.Second, func() bool {
+		_, body = s.request("GET", "/v2/datapoint/setpoint/"+created.Resource.Reference, admin, "")
+		return json.Unmarshal(body, &op) == nil && op.Status == "written"
+	})
+	if pa, _ := json.Marshal(op.StateBefore["priorityArray"]); !strings.Contains(string(pa), "null") {
+		t.Errorf("written without the simulator's priority array: %s", body)
+	}
+	poll("21.5 in the timeseries", 10*time.Second, func() bool {
+		_, body = s.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=room_sp&start=2026-01-01T00:00:00Z", pid), admin, "")
+		return strings.Contains(string(body), "21.5")
+	})
 }
