@@ -166,7 +166,7 @@ func (s *Server) getSetpoint(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil || company != cl.Perms.CompanyID {
 		return nil, notFound
 	}
-	if err := cl.Perms.Check(s.routeID("GET", "/v2/datapoint/setpoint/{reference}"), op.ProjectID); err != nil {
+	if err := cl.Perms.CheckIn(s.routeID("GET", "/v2/datapoint/setpoint/{reference}"), op.ProjectID); err != nil {
 		return nil, err
 	}
 	scoped := *cl

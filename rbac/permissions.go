@@ -96,6 +96,16 @@ func (p *Permissions) Check(id int32, projectID int64) error {
 	return fault.Forbiddenf("unauthorized access to %s", p.cat.describe(id))
 }
 
+// CheckIn is Check for a general endpoint used on one project's
+// resource (GET /v2/datapoint/setpoint/{reference}): the grant must hold
+// in that project (or company-wide), not in any project of the user.
+func (p *Permissions) CheckIn(id int32, projectID int64) error {
+	if p.projectEndpoints(projectID).Has(id) {
+		return nil
+	}
+	return fault.Forbiddenf("unauthorized access to %s", p.cat.describe(id))
+}
+
 // projectEndpoints is everything the user may call in a project.
 func (p *Permissions) projectEndpoints(projectID int64) Set {
 	s := p.company
