@@ -160,4 +160,3 @@ func setpointPath(pid int64, dp string, query ...string) string {
 	}
 	return "/v2/datapoint/setpoint?" + q.Encode()
 }
-
