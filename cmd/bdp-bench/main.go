@@ -27,6 +27,7 @@ func scenarios() map[string]scenario {
 		"bodies":    {doc: "peak memory of each route's largest accepted body, as a multiple of its size", run: runBodies},
 		"mqtt":      mqttScenario(),
 		"analytics": analyticsScenario(),
+		"setpoint":  setpointScenario(),
 		"formula":   {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
