@@ -218,6 +218,8 @@ func (s *Simulator) clientOptions(requests chan<- []byte, connected chan<- struc
 		})
 		if t.WaitTimeout(publishWait) && t.Error() != nil {
 			s.log.Warn("edge-sim: subscribe failed", "err", t.Error())
+		} else {
+			s.log.Info("edge-sim: connected", "broker", s.cfg.Broker)
 		}
 		select {
 		case connected <- struct{}{}:
