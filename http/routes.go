@@ -252,6 +252,59 @@ func v2Routes(s *Server) []*route {
 			Doc:     latestDoc, Query: groupedQuery, Resp: allResults{}, Handle: s.analyticsResults,
 			Errors: map[int]string{422: "a currency the operator's exchange rates lack"}},
 
+		// Controls apps (api.md 2.13, 3.2, 4.6; decisions.md 8): controlsapps.go.
+		{Method: "POST", Path: "/v2/controls/app", Tag: project, Op: "create",
+			Summary: "Create a controls app on a mapped component (status 100 Created; it does not start by itself)",
+			Doc:     controlsAppDoc, Query: controlsAppCreateParams, Body: controlsAppBody{}, Resp: envelopeOf[controlsAppObject]{}, Handle: s.createControlsApp,
+			Errors: map[int]string{400: "algorithm missing or not schedule or heating_curve, an algorithm that does not fit the component, " +
+				"a variation other than default, bad setpoint_writing_params, or an attribute of the component the algorithm reads that does not parse " +
+				"(a setpoint_schedule entry that does not parse or overlaps another)", 404: "the project has no such component in project"}},
+		{Method: "GET", Path: "/v2/controls/apps", Tag: project, Summary: "The project's controls apps",
+			Query: []param{projectQuery, {Name: "search", Type: "string", Doc: "text within the name (case insensitive)", MaxLength: maxTextLen},
+				{Name: "filter", Type: "string", Doc: "key=value pairs separated by ';' (keys status_code, algorithm, component_in_project_id); the same key ORed, different keys ANDed"},
+				{Name: "page", Type: "integer", Doc: "default 1"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
+			RefusedQuery: []string{"language"}, Resp: appList{}, Handle: s.listControlsApps},
+		{Method: "POST", Path: "/v2/controls/apps/run", Tag: project,
+			Summary: "Run or stop several controls apps: body {controls_app_ids, run}; no ids: every app of the project",
+			Doc: "Every app is checked first, as POST /v2/controls/app/{controls_app_id}/run checks one; a refusal names the app and changes nothing " +
+				"(two apps of the list writing one datapoint at one priority: 409). Then each moves in the order given; the answer lists each " +
+				"app's result. aedifion's clients put controls_app_ids (repeated) and run in the query: taken too.",
+			Query: []param{projectQuery, {Name: "run", Type: "boolean", Doc: "instead of run in the body"},
+				{Name: "controls_app_ids", Type: "string", Doc: "repeated; added to those of the body"}},
+			Body: bulkRunBody{}, Resp: []appRunResult{}, Handle: s.runControlsApps,
+			Errors: map[int]string{400: "run missing, an id not a uuid, more than 1000 ids, or an app that cannot run (as for one app)",
+				404: "an id the project has no app with", 409: "a target written at the same priority by another running app, or by two apps of the list"}},
+		{Method: "DELETE", Path: "/v2/controls/app", Tag: project, Op: "delete",
+			Summary: "Delete a controls app that is not running (409 while Starting, Running or Stopping); the answer shows status 500 Deleting",
+			Query:   []param{projectQuery, {Name: "controls_app_id", Type: "string", Required: true, Doc: "uuid"}}, Resp: envelopeOf[controlsAppObject]{},
+			Handle: s.deleteControlsApp, Errors: map[int]string{404: "the project has no such app", 409: "the app is running: stop it first"}},
+		{Method: "GET", Path: "/v2/controls/app/{controls_app_id}", Tag: project, Summary: "A controls app (its log: GET .../logs)",
+			Query: []param{projectQuery}, RefusedQuery: []string{"language"}, Resp: controlsAppObject{}, Handle: s.getControlsApp,
+			Errors: map[int]string{404: "the project has no such app"}},
+		{Method: "DELETE", Path: "/v2/controls/app/{controls_app_id}", Tag: project, Op: "delete",
+			Summary: "Delete a controls app (same as DELETE /v2/controls/app with the id in the query)",
+			Query:   []param{projectQuery}, Resp: envelopeOf[controlsAppObject]{}, Handle: s.deleteControlsApp,
+			Errors: map[int]string{404: "the project has no such app", 409: "the app is running: stop it first"}},
+		{Method: "POST", Path: "/v2/controls/app/{controls_app_id}/run", Tag: project,
+			Summary: "Run (run=true: Starting, then Running once its actor runs) or stop (run=false: Stopping, then Stopped) a controls app",
+			Doc: "A run checks that the setpoint pin is mapped onto a datapoint with setpoint bounds, that the app's priority is allowed by the project, " +
+				"that the attributes the algorithm reads are set and valid, and that the caller may write the setpoint datapoint (and read the input " +
+				"datapoint) by TagAuth. affected is false when the app was in the asked state already.",
+			Query: []param{projectQuery, {Name: "run", Type: "boolean", Required: true, Doc: "true runs, false stops"}},
+			Resp:  appRunResult{}, Handle: s.runControlsApp,
+			Errors: map[int]string{400: "setpoint pin unmapped, its datapoint without setpoint bounds, a priority more urgent than the project allows, " +
+				"an attribute missing or invalid (the message names it)", 403: "no write access by TagAuth to the setpoint datapoint (or no read access to the input)",
+				404: "the project has no such app", 409: "another running app writes the same datapoint at the same priority (the message names it)",
+				503: "controls apps do not run on this node"}},
+		{Method: "GET", Path: "/v2/controls/app/{controls_app_id}/logs", Tag: project,
+			Summary: "The log of a controls app: status changes, what it wrote and what the edge device answered",
+			Query: []param{projectQuery, {Name: "log_level", Type: "string", Doc: "the least severe level shown: info (default), warning or error"},
+				{Name: "sort_order", Type: "string", Doc: "desc (default, newest first) or asc"},
+				{Name: "start", Type: "string", Doc: "RFC 3339: entries after it"}, {Name: "end", Type: "string", Doc: "RFC 3339: entries before it"},
+				{Name: "page", Type: "integer", Doc: "default 1"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
+			RefusedQuery: []string{"language"}, Resp: appLogList{}, Handle: s.controlsAppLogs,
+			Errors: map[int]string{404: "the project has no such app"}},
+
 		// Virtual datapoints (api.md 4.5).
 		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint", Tag: project, Op: "create",
 			Summary: "Create a virtual datapoint (Created, then Ready to start; it does not start by itself)",

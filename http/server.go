@@ -57,6 +57,7 @@ type Server struct {
 	store      *store.Store
 	ingest     Ingest
 	engine     Engine
+	controls   Controls // nil: apps cannot run on this node (run answers 503)
 	app        *fiber.App
 	catalog    *rbac.Catalog
 	routes     []*route // the /v2 routes with their persisted ids
@@ -103,6 +104,9 @@ type Deps struct {
 	// Setpoints writes setpoints through the edge devices (edge.Setpoints);
 	// nil: the setpoint routes answer 503.
 	Setpoints Setpoints
+	// Controls runs controls apps (controls.Runtime); nil answers 503 to
+	// a run.
+	Controls Controls
 }
 
 // MQTTPasswords hands an MQTT user's password to a broker that keeps its
@@ -149,6 +153,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		store:      st,
 		ingest:     deps.Ingest,
 		engine:     deps.Engine,
+		controls:   deps.Controls,
 		hasher:     deps.Hasher,
 		mqttPW:     deps.MQTTPasswords,
 		components: deps.Components,
