@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -84,12 +85,11 @@ func (a algorithm) fits() []string {
 const (
 	DefaultPriority     = 13
 	DefaultAliveTimeout = 900 // seconds
-	maxAliveTimeout     = 7 * 24 * 3600
 )
 
-// Config is what an app is created with beyond its algorithm: aedifion's
+// AppConfig is what an app is created with beyond its algorithm: aedifion's
 // setpoint_writing_params by pin, the alive time-out and auto-recovery.
-type Config struct {
+type AppConfig struct {
 	SetpointWritingParams map[string]WriteParams `json:"setpoint_writing_params"`
 	AliveTimeout          int                    `json:"alive_timeout"`
 	AutoRecovery          bool                   `json:"auto_recovery"`
@@ -131,22 +131,22 @@ func (n NullableFloat) MarshalJSON() ([]byte, error) {
 // naming the known ones), fits the component (400 naming those it fits),
 // and the body's setpoint_writing_params name only the pin it writes,
 // with priorities 1..16. An empty body takes the defaults.
-func ParseConfig(algorithmName, component string, body []byte, aliveTimeout int, autoRecovery bool) (Config, error) {
+func ParseConfig(algorithmName, component string, body []byte, aliveTimeout int, autoRecovery bool) (AppConfig, error) {
 	if algorithmName == "" {
-		return Config{}, fault.Invalidf("query parameter algorithm is required (%s)", strings.Join(Algorithms(), " or "))
+		return AppConfig{}, fault.Invalidf("query parameter algorithm is required (%s)", strings.Join(Algorithms(), " or "))
 	}
 	alg, ok := algorithmOf(algorithmName)
 	if !ok {
-		return Config{}, fault.Invalidf("algorithm %q is unknown; bdp runs %s", algorithmName, strings.Join(Algorithms(), " and "))
+		return AppConfig{}, fault.Invalidf("algorithm %q is unknown; bdp runs %s", algorithmName, strings.Join(Algorithms(), " and "))
 	}
 	pin, ok := alg.output[component]
 	if !ok {
-		return Config{}, fault.Invalidf("algorithm %s does not fit component %s; it fits %s", algorithmName, component, strings.Join(alg.fits(), ", "))
+		return AppConfig{}, fault.Invalidf("algorithm %s does not fit component %s; it fits %s", algorithmName, component, strings.Join(alg.fits(), ", "))
 	}
-	if aliveTimeout < 1 || aliveTimeout > maxAliveTimeout {
-		return Config{}, fault.Invalidf("alive_timeout must be 1 to %d seconds, got %d", maxAliveTimeout, aliveTimeout)
+	if aliveTimeout < 1 || aliveTimeout > edge.MaxAliveTimeout {
+		return AppConfig{}, fault.Invalidf("alive_timeout must be 1 to %d seconds, got %d", edge.MaxAliveTimeout, aliveTimeout)
 	}
-	cfg := Config{AliveTimeout: aliveTimeout, AutoRecovery: autoRecovery}
+	cfg := AppConfig{AliveTimeout: aliveTimeout, AutoRecovery: autoRecovery}
 	if len(bytes.TrimSpace(body)) > 0 {
 		var in struct {
 			Params map[string]json.RawMessage `json:"setpoint_writing_params"`
@@ -154,23 +154,23 @@ func ParseConfig(algorithmName, component string, body []byte, aliveTimeout int,
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return Config{}, fault.Invalidf("body must be {\"setpoint_writing_params\": {pin: {priority, reset_value, keep_out_of_service}}}: %s", err.Error())
+			return AppConfig{}, fault.Invalidf("body must be {\"setpoint_writing_params\": {pin: {priority, reset_value, keep_out_of_service}}}: %s", err.Error())
 		}
 		for name, raw := range in.Params {
 			if name != pin {
-				return Config{}, fault.Invalidf("setpoint_writing_params: algorithm %s on %s writes pin %s only, not %q", algorithmName, component, pin, clip(name))
+				return AppConfig{}, fault.Invalidf("setpoint_writing_params: algorithm %s on %s writes pin %s only, not %q", algorithmName, component, pin, clip(name))
 			}
 			p := WriteParams{Priority: DefaultPriority}
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&p); err != nil {
-				return Config{}, fault.Invalidf("setpoint_writing_params.%s: %s", pin, err.Error())
+				return AppConfig{}, fault.Invalidf("setpoint_writing_params.%s: %s", pin, err.Error())
 			}
 			if p.Priority < 1 || p.Priority > 16 {
-				return Config{}, fault.Invalidf("setpoint_writing_params.%s: priority must be 1 to 16, got %d", pin, p.Priority)
+				return AppConfig{}, fault.Invalidf("setpoint_writing_params.%s: priority must be 1 to 16, got %d", pin, p.Priority)
 			}
 			if v := p.ResetValue.V; v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
-				return Config{}, fault.Invalidf("setpoint_writing_params.%s: reset_value must be finite", pin)
+				return AppConfig{}, fault.Invalidf("setpoint_writing_params.%s: reset_value must be finite", pin)
 			}
 			cfg.SetpointWritingParams = map[string]WriteParams{pin: p}
 		}

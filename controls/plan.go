@@ -21,7 +21,7 @@ type Catalog interface {
 // its algorithm's parsed attributes.
 type Plan struct {
 	App    store.ControlsApp
-	Config Config
+	Config AppConfig
 	// Pin is the setpoint pin written, Target the datapoint mapped on it
 	// (empty when unmapped and not for a run).
 	Pin, Target string

@@ -36,18 +36,18 @@ func appStatusOf(code int) appStatus { return appStatus{Code: code, Message: sto
 // controlsAppObject is a controls app as answered (api.md 2.13 with
 // aedifion's ControlsApp fields).
 type controlsAppObject struct {
-	ID                   string          `json:"id" doc:"uuid"`
-	Algorithm            string          `json:"algorithm" doc:"schedule or heating_curve"`
-	Variation            string          `json:"variation"`
-	ComponentInProjectID int64           `json:"component_in_project_id"`
-	ComponentInProject   cipListItem     `json:"component_in_project"`
-	ProjectID            int64           `json:"project_id"`
-	Name                 string          `json:"name"`
-	Description          string          `json:"description"`
-	Config               controls.Config `json:"config"`
-	Status               appStatus       `json:"status"`
-	UpdateAvailable      bool            `json:"update_available" doc:"always false: bdp's algorithms have one revision"`
-	CreatedAt            string          `json:"created_at" doc:"RFC 3339, UTC"`
+	ID                   string             `json:"id" doc:"uuid"`
+	Algorithm            string             `json:"algorithm" doc:"schedule or heating_curve"`
+	Variation            string             `json:"variation"`
+	ComponentInProjectID int64              `json:"component_in_project_id"`
+	ComponentInProject   cipListItem        `json:"component_in_project"`
+	ProjectID            int64              `json:"project_id"`
+	Name                 string             `json:"name"`
+	Description          string             `json:"description"`
+	Config               controls.AppConfig `json:"config"`
+	Status               appStatus          `json:"status"`
+	UpdateAvailable      bool               `json:"update_available" doc:"always false: bdp's algorithms have one revision"`
+	CreatedAt            string             `json:"created_at" doc:"RFC 3339, UTC"`
 }
 
 // appRunResult is aedifion's ControlsAppUpdateResult.
@@ -123,7 +123,7 @@ func (s *Server) appObjects(ctx context.Context, projectID int64, apps []store.C
 	}
 	out := make([]controlsAppObject, 0, len(apps))
 	for _, a := range apps {
-		var cfg controls.Config
+		var cfg controls.AppConfig
 		if err := json.Unmarshal(a.Config, &cfg); err != nil {
 			return nil, fmt.Errorf("stored config of controls app %s: %w", a.ID, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
@@ -43,6 +44,8 @@ type testEnv struct {
 	dbURL string // the test's own database, for checks in SQL
 	store *store.Store
 	srv   *Server
+	// writes records the setpoints controls apps write (recordingWriter).
+	writes *recordingWriter
 }
 
 // fastHash keeps tests quick; production uses auth.DefaultHashParams.
@@ -102,7 +105,14 @@ func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfi
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg})
+	writes := &recordingWriter{}
+	ctrl, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: writes, Router: router,
+		History: actors.StoreHistory{Store: st}, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg,
+		Controls: ctrl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +127,12 @@ func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfi
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
+		ctrl.Shutdown(sctx)
 		engine.Shutdown(sctx)
 		batcher.Stop()
 		st.Close()
 	})
-	return &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: url, store: st, srv: srv}
+	return &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: url, store: st, srv: srv, writes: writes}
 }
 
 // cred is how a request authenticates: Basic, Bearer or not at all.

@@ -1,0 +1,267 @@
+package controls
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// supervisor is the parent of every app actor, so their failures come to
+// its strategy.
+type supervisor struct {
+	rt    *Runtime
+	props *actor.Props // one for all actors: a plan comes in the first message
+}
+
+type spawnRequest struct {
+	plan  *Plan
+	reply chan *actor.PID
+}
+
+// initialize is an actor's first message: its first start.
+type initialize struct{}
+
+// boundary is a schedule's timer firing; gen drops one armed before a
+// later one.
+type boundary struct{ gen int }
+
+// delivery carries new observations of an app's input.
+type delivery struct{ obs []pipeline.Observation }
+
+func (s *supervisor) Receive(ctx actor.Context) {
+	if req, ok := ctx.Message().(*spawnRequest); ok {
+		pid := ctx.Spawn(s.props)
+		if !s.rt.register(pid, req.plan) {
+			ctx.Stop(pid) // stopped while it was being spawned
+		} else {
+			ctx.Send(pid, &initialize{})
+		}
+		req.reply <- pid
+	}
+}
+
+// healthStrategy restarts a failed app actor, one for one, unless it
+// failed more than MaxRestarts times within RestartWindow: then it stops
+// the actor and the app moves to Health check failed.
+type healthStrategy struct{ rt *Runtime }
+
+var _ actor.SupervisorStrategy = (*healthStrategy)(nil)
+
+func (h *healthStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID,
+	rs *actor.RestartStatistics, reason any, _ any) {
+	rs.Fail()
+	if rs.NumberOfFailures(RestartWindow) <= MaxRestarts {
+		sup.RestartChildren(child)
+		return
+	}
+	sup.StopChildren(child)
+	if p, _, ok := h.rt.planOf(child); ok {
+		h.rt.forgetPID(child)
+		h.rt.changeStatus(p.App, store.AppChange{Code: store.StatusHealthCheckFails, Level: store.LogError,
+			Message: fmt.Sprintf("app actor stopped after more than %d failures within %s; last: %v", MaxRestarts, RestartWindow, reason)})
+	}
+}
+
+// appActor is one running app. Its state is what it wrote last, rebuilt
+// (written again) on every start and restart.
+type appActor struct {
+	rt   *Runtime
+	plan *Plan
+
+	wrote     bool     // something was written since this start
+	last      *float64 // the value written last
+	stopTimer func() bool
+	gen       int
+	unsub     func()
+	outdoorAt time.Time // heating_curve: time of the newest outdoor temperature used
+}
+
+func (a *appActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *initialize:
+		a.begin(ctx, true)
+	case *actor.Started:
+		// A restart makes a fresh actor: its plan comes from the runtime.
+		// On the first start initialize follows instead.
+		if _, begun, ok := a.rt.planOf(ctx.Self()); ok && begun {
+			a.begin(ctx, false)
+		}
+	case *actor.Restarting, *actor.Stopping:
+		a.release()
+	case *boundary:
+		if a.plan != nil && m.gen == a.gen {
+			a.scheduleStep(ctx)
+		}
+	case *delivery:
+		if a.plan != nil && a.plan.Curve != nil {
+			a.curveStep(m.obs)
+		}
+	}
+}
+
+// begin starts the app: on its first start it registers it on the
+// device (app_start with the reset values and alive time-out) and moves
+// it to Running; then it writes the current setpoint and waits for the
+// next boundary or input.
+func (a *appActor) begin(ctx actor.Context, first bool) {
+	p, _, ok := a.rt.planOf(ctx.Self())
+	if !ok {
+		return // stopped meanwhile
+	}
+	a.plan = p
+	a.rt.markBegun(ctx.Self())
+	id := p.App.ID
+	if first {
+		a.rt.sendDevice(a.rt.ctx, p.App.ProjectID, id, edge.Request{Operation: edge.OpAppStart, App: p.edgeApp()})
+		a.rt.changeStatus(p.App, store.AppChange{Code: store.StatusRunning, Message: "app actor running", From: []int{store.StatusStarting}})
+	} else {
+		a.rt.logApp(id, store.LogWarning, "status_change", "app actor restarted after a failure", nil)
+	}
+	switch {
+	case p.Schedule != nil:
+		a.scheduleStep(ctx)
+	case p.Curve != nil:
+		self, root := ctx.Self(), a.rt.system.Root
+		a.unsub = a.rt.cfg.Router.Subscribe(p.App.ProjectID, p.Input, subscriber{send: func(obs []pipeline.Observation) {
+			root.Send(self, &delivery{obs: obs})
+		}})
+		pts, err := a.rt.cfg.History.Recent(a.rt.ctx, p.App.ProjectID, p.Input, 1, time.Time{}, endOfTime)
+		switch {
+		case err != nil:
+			a.rt.logApp(id, store.LogWarning, "input", "the newest outdoor temperature could not be read: "+err.Error(), nil)
+		case len(pts) == 0:
+			a.rt.logApp(id, store.LogInfo, "input", fmt.Sprintf("no outdoor temperature of %q yet: the app writes on the first", p.Input), nil)
+		default:
+			a.curveStep([]pipeline.Observation{{Time: pts[0].Time, Value: pts[0].Value}})
+		}
+	}
+}
+
+var endOfTime = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type subscriber struct{ send func([]pipeline.Observation) }
+
+func (s subscriber) Deliver(obs []pipeline.Observation) { s.send(obs) }
+
+func (a *appActor) release() {
+	if a.stopTimer != nil {
+		a.stopTimer()
+		a.stopTimer = nil
+	}
+	if a.unsub != nil {
+		a.unsub()
+		a.unsub = nil
+	}
+}
+
+// scheduleStep writes the schedule's value now when it differs from the
+// last written, and arms the one timer for the next boundary.
+func (a *appActor) scheduleStep(ctx actor.Context) {
+	now := a.rt.cfg.Clock.Now()
+	if v := a.plan.Schedule.At(now); !a.wrote || !sameValue(v, a.last) {
+		a.write(v, "schedule at "+now.UTC().Format(time.RFC3339))
+	}
+	next, ok := a.plan.Schedule.Next(now)
+	if !ok {
+		return
+	}
+	a.gen++
+	gen, self, root := a.gen, ctx.Self(), a.rt.system.Root
+	if a.stopTimer != nil {
+		a.stopTimer()
+	}
+	a.stopTimer = a.rt.cfg.Clock.AfterFunc(next.Sub(now), func() { root.Send(self, &boundary{gen: gen}) })
+}
+
+// curveStep writes the heating curve's setpoint for the newest outdoor
+// temperature when it moved by curveStepK or more since the last write.
+func (a *appActor) curveStep(obs []pipeline.Observation) {
+	var newest *pipeline.Observation
+	for i := range obs {
+		if o := &obs[i]; (newest == nil || o.Time.After(newest.Time)) && !o.Time.Before(a.outdoorAt) {
+			newest = o
+		}
+	}
+	if newest == nil {
+		return
+	}
+	a.outdoorAt = newest.Time
+	v := math.Round(a.plan.Curve.At(newest.Value)*100) / 100
+	if a.wrote && a.last != nil && math.Abs(v-*a.last) < curveStepK {
+		return
+	}
+	a.write(&v, "heating curve at outdoor "+strconv.FormatFloat(newest.Value, 'g', -1, 64)+" °C")
+}
+
+// curveStepK is how far the heating curve's setpoint must move before it
+// is written again: the device is not flooded by every sensor jitter.
+const curveStepK = 0.1
+
+func sameValue(a, b *float64) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// writeDetail is what a write's log entry carries.
+type writeDetail struct {
+	DataPointID      string     `json:"dataPointID"`
+	Value            *float64   `json:"value"`
+	Priority         int        `json:"priority"`
+	State            string     `json:"state,omitempty"`
+	Reference        string     `json:"reference,omitempty"`
+	PriorityArray    []*float64 `json:"priority_array,omitempty"`
+	OverwrittenValue *float64   `json:"overwritten_value,omitempty"`
+	Reason           string     `json:"reason,omitempty"`
+}
+
+// write sends one setpoint through the write path and logs what was
+// written and what came back. A refused write is logged; the app goes on
+// (the next boundary may succeed).
+func (a *appActor) write(v *float64, why string) {
+	p := a.plan
+	w := edge.Write{ProjectID: p.App.ProjectID, DataPointID: p.Target, Value: v, Priority: p.Params.Priority,
+		KeepOutOfService: p.Params.KeepOutOfService, Acked: true, Source: "app:" + p.App.ID}
+	op, err := a.rt.cfg.Writer.Write(a.rt.ctx, w)
+	d := writeDetail{DataPointID: p.Target, Value: v, Priority: p.Params.Priority, State: op.State, Reference: op.Reference,
+		PriorityArray: op.PriorityArray, OverwrittenValue: op.OverwrittenValue, Reason: op.Reason}
+	text := "null"
+	if v != nil {
+		text = strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	msg := fmt.Sprintf("wrote %s to %q at priority %d (%s)", text, p.Target, p.Params.Priority, why)
+	level := store.LogInfo
+	switch {
+	case err != nil:
+		level, d.Reason = store.LogError, fault.Message(err)
+		msg = fmt.Sprintf("writing %s to %q at priority %d refused (%s): %s", text, p.Target, p.Params.Priority, why, d.Reason)
+	case op.State == edge.StateFailed:
+		level = store.LogError
+		msg += ": failed: " + op.Reason
+	case op.State != "":
+		msg += ": " + op.State
+	}
+	if err != nil && a.rt.ctx.Err() != nil {
+		return // shutting down
+	}
+	a.rt.logApp(p.App.ID, level, "write", msg, d)
+	if err == nil {
+		a.wrote, a.last = true, v
+	} else {
+		a.rt.cfg.Log.Debug("controls app write refused", slog.String("app", p.App.ID), slog.Any("error", err))
+	}
+}
+
+// edgeApp is the app as the device keeps it.
+func (p *Plan) edgeApp() *edge.App {
+	cfg, _ := p.App.Config.MarshalJSON()
+	return &edge.App{ID: p.App.ID, Algorithm: p.App.Algorithm, AliveTimeout: p.Config.AliveTimeout, Config: cfg,
+		Writes: []edge.AppWrite{{DataPointID: p.Target, Priority: p.Params.Priority, ResetValue: p.Params.ResetValue.V}}}
+}

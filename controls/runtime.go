@@ -1,0 +1,298 @@
+package controls
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// Device sends an app's definition (app_start, with its reset values and
+// alive time-out) and its end (app_stop) to a project's edge device and
+// answers the device's response.
+type Device interface {
+	Request(ctx context.Context, projectID int64, req edge.Request) (edge.Response, error)
+}
+
+// History reads a datapoint's newest stored observations
+// (actors.StoreHistory): heating_curve starts from the newest outdoor
+// temperature.
+type History interface {
+	Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]actors.Point, error)
+}
+
+// Clock is the time apps see; tests inject one.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f once d has passed, unless stopped.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// Config is what the runtime needs from the platform.
+type Config struct {
+	Store   *store.Store
+	Catalog Catalog
+	Writer  edge.Writer // the setpoint write path, safeguards included
+	Device  Device      // nil: apps are not registered on a device (logged)
+	Router  *pipeline.Router
+	History History
+	Log     *slog.Logger
+	Clock   Clock // time.Now and time.AfterFunc by default
+}
+
+// The health rule of virtual datapoints: more than MaxRestarts failures
+// of an app's actor within RestartWindow stop it with Health check failed.
+const (
+	MaxRestarts   = 5
+	RestartWindow = time.Minute
+)
+
+// Runtime runs the actors of the apps of this node. Safe for concurrent
+// use.
+type Runtime struct {
+	cfg        Config
+	ctx        context.Context // ends at Shutdown
+	cancel     context.CancelFunc
+	system     *actor.ActorSystem
+	supervisor *actor.PID
+
+	mu      sync.Mutex
+	running map[string]*actor.PID    // app id -> its actor
+	plans   map[string]*registration // PID id -> what its actor runs, for restarts
+}
+
+// registration is what an actor runs; begun once its first start began,
+// so that a restart (a fresh actor's Started) begins again.
+type registration struct {
+	plan  *Plan
+	begun bool
+}
+
+// New starts the actor system and the apps' supervisor.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil || cfg.Catalog == nil || cfg.Writer == nil || cfg.Router == nil || cfg.History == nil || cfg.Log == nil {
+		return nil, errors.New("controls: Store, Catalog, Writer, Router, History and Log are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[string]*actor.PID{}, plans: map[string]*registration{}}
+	sup := &supervisor{rt: r, props: actor.PropsFromProducer(func() actor.Actor { return &appActor{rt: r} })}
+	r.supervisor = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup },
+		actor.WithSupervisor(&healthStrategy{rt: r})))
+	return r, nil
+}
+
+// Start spawns the actor of an app in Starting. It returns once the
+// actor exists; the actor registers the app on the device, moves it to
+// Running and writes its first setpoint. Starting a running app is an
+// error.
+func (r *Runtime) Start(ctx context.Context, p Plan) error {
+	if r.ctx.Err() != nil {
+		return errors.New("controls: shutting down")
+	}
+	r.mu.Lock()
+	if _, ok := r.running[p.App.ID]; ok {
+		r.mu.Unlock()
+		return fmt.Errorf("controls: app %s is running already", p.App.ID)
+	}
+	r.running[p.App.ID] = nil // reserved
+	r.mu.Unlock()
+	reply := make(chan *actor.PID, 1)
+	r.system.Root.Send(r.supervisor, &spawnRequest{plan: &p, reply: reply})
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		// The spawn happens anyway; the actor is known and can be stopped.
+		return nil
+	}
+}
+
+// Stop stops an app's actor and waits for it; it unregisters the app on
+// the device (app_stop). Not running is no error.
+func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
+	r.mu.Lock()
+	pid := r.running[id]
+	delete(r.running, id)
+	r.mu.Unlock()
+	if pid == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.system.Root.StopFuture(pid).Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.forgetPID(pid)
+	r.sendDevice(ctx, projectID, id, edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: id}})
+	return nil
+}
+
+// Running counts the apps running on this node.
+func (r *Runtime) Running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.running)
+}
+
+// Resume starts the actors of every app whose desired state is running
+// (Starting or Running when bdp serve stopped). An app that no longer can
+// run (its pin unmapped meanwhile, say) moves to Start failed with the
+// reason.
+func (r *Runtime) Resume(ctx context.Context) error {
+	apps, err := r.cfg.Store.ActiveControlsApps(ctx)
+	if err != nil {
+		return fmt.Errorf("controls apps to resume: %w", err)
+	}
+	for _, a := range apps {
+		p, err := Prepare(ctx, r.cfg.Store, r.cfg.Catalog, a, true)
+		if err == nil {
+			err = r.Start(ctx, p)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.changeStatus(a, store.AppChange{Code: store.StatusStartFailed, Level: store.LogError,
+				Message: "not resumed after a restart: " + fault.Message(err)})
+		}
+	}
+	return nil
+}
+
+// Shutdown stops every actor (the apps stay running in the store: they
+// resume at the next start) and the supervisor.
+func (r *Runtime) Shutdown(ctx context.Context) {
+	r.cancel()
+	r.mu.Lock()
+	pids := make([]*actor.PID, 0, len(r.running))
+	for id, pid := range r.running {
+		if pid != nil {
+			pids = append(pids, pid)
+		}
+		delete(r.running, id)
+	}
+	r.mu.Unlock()
+	for _, pid := range pids {
+		_ = r.system.Root.StopFuture(pid).Wait()
+	}
+	_ = r.system.Root.StopFuture(r.supervisor).Wait()
+}
+
+func (r *Runtime) register(pid *actor.PID, p *Plan) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur, ok := r.running[p.App.ID]; !ok || cur != nil {
+		return false // stopped before it was spawned
+	}
+	r.running[p.App.ID] = pid
+	r.plans[pid.Id] = &registration{plan: p}
+	return true
+}
+
+// planOf is what the actor pid runs, and whether its first start began.
+func (r *Runtime) planOf(pid *actor.PID) (p *Plan, begun, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reg, ok := r.plans[pid.Id]
+	if !ok {
+		return nil, false, false
+	}
+	return reg.plan, reg.begun, true
+}
+
+func (r *Runtime) markBegun(pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if reg, ok := r.plans[pid.Id]; ok {
+		reg.begun = true
+	}
+}
+
+func (r *Runtime) forgetPID(pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if reg, ok := r.plans[pid.Id]; ok {
+		if r.running[reg.plan.App.ID] == pid {
+			delete(r.running, reg.plan.App.ID)
+		}
+		delete(r.plans, pid.Id)
+	}
+}
+
+// changeStatus records a move the runtime makes on its own (Running,
+// Health check failed); a failure is logged, the app goes on.
+func (r *Runtime) changeStatus(a store.ControlsApp, c store.AppChange) {
+	if _, _, err := r.cfg.Store.ChangeControlsApp(r.ctx, a.ProjectID, a.ID, c); err != nil && r.ctx.Err() == nil {
+		r.cfg.Log.Warn("controls app status", slog.String("app", a.ID), slog.Int("status", c.Code), slog.Any("error", err))
+	}
+}
+
+// logApp appends to an app's log; a failure is logged, the app goes on.
+func (r *Runtime) logApp(id, level, kind, message string, detail any) {
+	if err := r.cfg.Store.AddControlsAppLog(r.ctx, id, level, kind, message, detail); err != nil && r.ctx.Err() == nil {
+		r.cfg.Log.Warn("controls app log", slog.String("app", id), slog.Any("error", err))
+	}
+}
+
+// sendDevice sends an app operation to the project's device and logs
+// what it answered. Without a Device the app runs unregistered.
+func (r *Runtime) sendDevice(ctx context.Context, projectID int64, id string, req edge.Request) {
+	if r.cfg.Device == nil {
+		r.logApp(id, store.LogWarning, "device", req.Operation+" not sent: no edge connection on this node", nil)
+		return
+	}
+	req.Reference = newUUID()
+	res, err := r.cfg.Device.Request(ctx, projectID, req)
+	switch {
+	case err != nil:
+		r.logApp(id, store.LogWarning, "device", req.Operation+": the edge device did not answer: "+fault.Message(err), nil)
+	case res.Status != edge.StatusOK:
+		r.logApp(id, store.LogError, "device", req.Operation+": the edge device refused: "+res.Error, nil)
+	default:
+		r.logApp(id, store.LogInfo, "device", req.Operation+": the edge device confirmed", nil)
+	}
+}
+
+// newUUID is a random (version 4) uuid.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// warnOnly passes on warnings and errors only.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
