@@ -1,6 +1,7 @@
 package controls
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -76,6 +77,7 @@ func (h *healthStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Superviso
 type appActor struct {
 	rt   *Runtime
 	plan *Plan
+	ctx  context.Context // ends when the app stops
 
 	wrote     bool     // something was written since this start
 	last      *float64 // the value written last
@@ -117,12 +119,14 @@ func (a *appActor) begin(ctx actor.Context, first bool) {
 	if !ok {
 		return // stopped meanwhile
 	}
-	a.plan = p
+	a.plan, a.ctx = p, a.rt.appContext(ctx.Self())
 	a.rt.markBegun(ctx.Self())
 	id := p.App.ID
 	if first {
-		a.rt.sendDevice(a.rt.ctx, p.App.ProjectID, id, edge.Request{Operation: edge.OpAppStart, App: p.edgeApp()})
 		a.rt.changeStatus(p.App, store.AppChange{Code: store.StatusRunning, Message: "app actor running", From: []int{store.StatusStarting}})
+		// The device keeps the reset values and the alive time-out; an
+		// offline device holds this up to the operation time-out.
+		a.rt.sendDevice(a.ctx, p.App.ProjectID, id, edge.Request{Operation: edge.OpAppStart, App: p.edgeApp()})
 	} else {
 		a.rt.logApp(id, store.LogWarning, "status_change", "app actor restarted after a failure", nil)
 	}
@@ -134,7 +138,7 @@ func (a *appActor) begin(ctx actor.Context, first bool) {
 		a.unsub = a.rt.cfg.Router.Subscribe(p.App.ProjectID, p.Input, subscriber{send: func(obs []pipeline.Observation) {
 			root.Send(self, &delivery{obs: obs})
 		}})
-		pts, err := a.rt.cfg.History.Recent(a.rt.ctx, p.App.ProjectID, p.Input, 1, time.Time{}, endOfTime)
+		pts, err := a.rt.cfg.History.Recent(a.ctx, p.App.ProjectID, p.Input, 1, time.Time{}, endOfTime)
 		switch {
 		case err != nil:
 			a.rt.logApp(id, store.LogWarning, "input", "the newest outdoor temperature could not be read: "+err.Error(), nil)
@@ -229,7 +233,7 @@ func (a *appActor) write(v *float64, why string) {
 	p := a.plan
 	w := edge.Write{ProjectID: p.App.ProjectID, DataPointID: p.Target, Value: v, Priority: p.Params.Priority,
 		KeepOutOfService: p.Params.KeepOutOfService, Acked: true, Source: "app:" + p.App.ID}
-	op, err := a.rt.cfg.Writer.Write(a.rt.ctx, w)
+	op, err := a.rt.cfg.Writer.Write(a.ctx, w)
 	d := writeDetail{DataPointID: p.Target, Value: v, Priority: p.Params.Priority, State: op.State, Reference: op.Reference,
 		PriorityArray: op.PriorityArray, OverwrittenValue: op.OverwrittenValue, Reason: op.Reason}
 	text := "null"
@@ -248,8 +252,8 @@ func (a *appActor) write(v *float64, why string) {
 	case op.State != "":
 		msg += ": " + op.State
 	}
-	if err != nil && a.rt.ctx.Err() != nil {
-		return // shutting down
+	if err != nil && a.ctx.Err() != nil {
+		return // stopping
 	}
 	a.rt.logApp(p.App.ID, level, "write", msg, d)
 	if err == nil {

@@ -65,6 +65,10 @@ const (
 	RestartWindow = time.Minute
 )
 
+// StopDeviceWait bounds how long a stop waits for the edge device to
+// confirm app_stop.
+const StopDeviceWait = 5 * time.Second
+
 // Runtime runs the actors of the apps of this node. Safe for concurrent
 // use.
 type Runtime struct {
@@ -84,6 +88,10 @@ type Runtime struct {
 type registration struct {
 	plan  *Plan
 	begun bool
+	// ctx ends when the app stops: a device request or write in
+	// progress does not hold up its stop.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // New starts the actor system and the apps' supervisor.
@@ -140,6 +148,7 @@ func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
 	if pid == nil {
 		return nil
 	}
+	r.cancelApp(pid)
 	done := make(chan error, 1)
 	go func() { done <- r.system.Root.StopFuture(pid).Wait() }()
 	select {
@@ -151,7 +160,11 @@ func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
 		return ctx.Err()
 	}
 	r.forgetPID(pid)
-	r.sendDevice(ctx, projectID, id, edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: id}})
+	// The request waits for the device at most StopDeviceWait; unanswered,
+	// it stays queued on the connection until the operation time-out.
+	dctx, cancel := context.WithTimeout(ctx, StopDeviceWait)
+	defer cancel()
+	r.sendDevice(dctx, projectID, id, edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: id}})
 	return nil
 }
 
@@ -174,6 +187,7 @@ func (r *Runtime) Resume(ctx context.Context) error {
 	for _, a := range apps {
 		p, err := Prepare(ctx, r.cfg.Store, r.cfg.Catalog, a, true)
 		if err == nil {
+			r.logApp(a.ID, store.LogInfo, "status_change", "resumed after a restart of bdp serve", nil)
 			err = r.Start(ctx, p)
 		}
 		if err != nil {
@@ -201,9 +215,16 @@ func (r *Runtime) Shutdown(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	for _, pid := range pids {
-		_ = r.system.Root.StopFuture(pid).Wait()
+		if ctx.Err() != nil {
+			r.system.Root.Stop(pid) // out of time: do not wait
+		} else {
+			_ = r.system.Root.StopFuture(pid).Wait()
+		}
+		r.forgetPID(pid)
 	}
-	_ = r.system.Root.StopFuture(r.supervisor).Wait()
+	if ctx.Err() == nil {
+		_ = r.system.Root.StopFuture(r.supervisor).Wait()
+	}
 }
 
 func (r *Runtime) register(pid *actor.PID, p *Plan) bool {
@@ -213,7 +234,8 @@ func (r *Runtime) register(pid *actor.PID, p *Plan) bool {
 		return false // stopped before it was spawned
 	}
 	r.running[p.App.ID] = pid
-	r.plans[pid.Id] = &registration{plan: p}
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.plans[pid.Id] = &registration{plan: p, ctx: ctx, cancel: cancel}
 	return true
 }
 
@@ -226,6 +248,25 @@ func (r *Runtime) planOf(pid *actor.PID) (p *Plan, begun, ok bool) {
 		return nil, false, false
 	}
 	return reg.plan, reg.begun, true
+}
+
+// appContext ends when the app of actor pid stops.
+func (r *Runtime) appContext(pid *actor.PID) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if reg, ok := r.plans[pid.Id]; ok {
+		return reg.ctx
+	}
+	return r.ctx
+}
+
+// cancelApp ends the context of actor pid's app.
+func (r *Runtime) cancelApp(pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if reg, ok := r.plans[pid.Id]; ok {
+		reg.cancel()
+	}
 }
 
 func (r *Runtime) markBegun(pid *actor.PID) {
@@ -243,6 +284,7 @@ func (r *Runtime) forgetPID(pid *actor.PID) {
 		if r.running[reg.plan.App.ID] == pid {
 			delete(r.running, reg.plan.App.ID)
 		}
+		reg.cancel()
 		delete(r.plans, pid.Id)
 	}
 }

@@ -110,11 +110,16 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopAnalytics() // before the database closes; runs cut short go back to the queue
+	ctrl, stopControls, err := startControls(st, components, setpoints, router, log)
+	if err != nil {
+		return err
+	}
+	defer stopControls() // before the edge connections close
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
-		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints})
+		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl})
 	if err != nil {
 		return err
 	}

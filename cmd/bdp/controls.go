@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/analytics"
+	"github.com/openbdp/bdp/controls"
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+)
+
+// startControls runs the controls apps of this node: their writes go
+// through the setpoint writer (the safeguards of POST
+// /v2/datapoint/setpoint), their registrations (app_start, app_stop)
+// through the same edge connections. The apps whose desired state is
+// running (Starting or Running when bdp serve last stopped) start again
+// in the background. The returned func stops the resume and every app
+// actor (the apps stay running in the store); call it before the edge
+// connections close.
+func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, router *pipeline.Router,
+	log *slog.Logger) (*controls.Runtime, func(), error) {
+	rt, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
+		History: actors.StoreHistory{Store: st}, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	resumed := make(chan struct{})
+	go func() {
+		defer close(resumed)
+		if err := rt.Resume(ctx); err != nil && ctx.Err() == nil {
+			log.Error("resume controls apps", slog.Any("error", err))
+		}
+	}()
+	return rt, func() {
+		cancel()
+		<-resumed
+		sctx, stop := context.WithTimeout(context.Background(), 15*time.Second)
+		defer stop()
+		rt.Shutdown(sctx)
+	}, nil
+}

@@ -1,0 +1,344 @@
+package controls_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/analytics"
+	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/controls"
+	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/edge/edgetest"
+	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// The package's tests run against a real PostgreSQL cluster, with a fresh
+// database per test, and write through the real setpoint path: the
+// embedded MQTT broker, the edge connections, the setpoint writer and a
+// test device (edgetest) with a priority array per datapoint.
+var testCluster *pgcluster.Cluster
+
+func TestMain(m *testing.M) {
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
+}
+
+type env struct {
+	t       *testing.T
+	st      *store.Store
+	broker  *mqtt.Embedded
+	hasher  *auth.Hasher
+	m       *edge.Manager
+	sp      *edge.Setpoints
+	router  *pipeline.Router
+	batcher *pipeline.Batcher
+	catalog *analytics.Catalog
+	clock   *fakeClock
+	log     *slog.Logger
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, testCluster.TestDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	e := &env{t: t, st: st, hasher: auth.NewHasher(auth.HashParams{Time: 1, Memory: 1024, Threads: 1}, 4),
+		clock: &fakeClock{now: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)}, // a Monday
+		log:   slog.New(slog.NewTextHandler(io.Discard, nil))}
+	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
+		mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: e.log, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.router = pipeline.NewRouter()
+	e.batcher, err = pipeline.NewBatcher(pipeline.BatcherConfig{}, st, e.router, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go e.batcher.Run()
+	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: e.batcher, Log: e.log, Registry: reg,
+		Tick: 50 * time.Millisecond, OfflineAfter: 400 * time.Millisecond, OperationTimeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.sp, err = edge.NewSetpoints(ctx, e.m); err != nil {
+		t.Fatal(err)
+	}
+	if e.catalog, err = analytics.LoadCatalog(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.m.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		e.sp.Close()
+		e.m.Close()
+		cctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		_ = e.broker.Close(cctx)
+		e.batcher.Stop()
+	})
+	return e
+}
+
+// runtime starts a controls runtime writing through w (nil: the real
+// setpoint writer) on the env's clock.
+func (e *env) runtime(w edge.Writer) *controls.Runtime {
+	e.t.Helper()
+	if w == nil {
+		w = e.sp
+	}
+	rt, err := controls.New(controls.Config{Store: e.st, Catalog: e.catalog, Writer: w, Device: e.sp, Router: e.router,
+		History: actors.StoreHistory{Store: e.st}, Log: e.log, Clock: e.clock})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rt.Shutdown(ctx)
+	})
+	return rt
+}
+
+// project makes a project with setpoint writing enabled, edge
+// credentials and a connected test device, and the datapoints given,
+// each bounded to [15, 25].
+func (e *env) project(name string, datapoints ...string) (int64, *edgetest.Device) {
+	e.t.Helper()
+	ctx := context.Background()
+	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
+		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	on := true
+	if _, err := e.st.UpdateProjectSettings(ctx, p.ID, store.SettingsPatch{SetpointWritingEnabled: &on}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, dp := range datapoints {
+		if _, err := e.st.SetSystemTags(ctx, p.ID, dp, []store.DatapointTag{{Key: "units", Value: "degC"}}); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.st.SetDatapointSetpoints(ctx, p.ID, dp, 15, 25); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	h, err := e.hasher.Hash(ctx, "device-secret")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.st.PutEdgeCredentials(ctx, p.ID, h); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.m.Sync(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p.ID, "device-secret", 100*time.Millisecond)
+	e.waitFor("device online", func() bool { return e.m.Status(p.ID).Online })
+	return p.ID, d
+}
+
+// component maps a catalog component into the project with its pins
+// (pin alphanumeric id -> dataPointID) and attributes (key -> value).
+func (e *env) component(project int64, alnum string, pins, attrs map[string]string) int64 {
+	e.t.Helper()
+	ctx := context.Background()
+	var comp store.CatalogComponent
+	for _, c := range e.catalog.Components() {
+		if c.AlphanumericID == alnum {
+			comp, _ = e.catalog.Component(c.ID)
+		}
+	}
+	cip, err := e.st.CreateComponentInProject(ctx, project, comp.ID, store.ComponentInProjectNames{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, p := range comp.Pins {
+		if dp, ok := pins[p.AlphanumericID]; ok {
+			if err := e.st.MapPin(ctx, project, cip.ID, p.ID, dp, store.MapCreate); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	for _, a := range comp.Attributes {
+		if v, ok := attrs[a.Key]; ok {
+			if err := e.st.SetAttribute(ctx, project, cip.ID, a.ID, v, store.MapCreate); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	return cip.ID
+}
+
+// app creates an app and answers its plan for a run; err is Prepare's.
+func (e *env) app(project, cip int64, algorithm, component string) (store.ControlsApp, controls.Plan, error) {
+	e.t.Helper()
+	ctx := context.Background()
+	cfg, err := controls.ParseConfig(algorithm, component, nil, controls.DefaultAliveTimeout, true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cfg)
+	a, err := e.st.CreateControlsApp(ctx, store.ControlsApp{ProjectID: project, ComponentInProjectID: cip, Algorithm: algorithm,
+		Name: algorithm, Config: raw}, "created by the test")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, err := controls.Prepare(ctx, e.st, e.catalog, a, true)
+	return a, p, err
+}
+
+// start moves an app to Starting, as the run route does, and starts it.
+func (e *env) start(rt *controls.Runtime, p controls.Plan) {
+	e.t.Helper()
+	ctx := context.Background()
+	a, changed, err := e.st.ChangeControlsApp(ctx, p.App.ProjectID, p.App.ID, store.AppChange{Code: store.StatusStarting,
+		Message: "started by the test", Targets: p.Targets()})
+	if err != nil || !changed {
+		e.t.Fatalf("start %s: changed %v, %v", p.App.ID, changed, err)
+	}
+	p.App = a
+	if err := rt.Start(ctx, p); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) status(project int64, id string) int {
+	e.t.Helper()
+	a, err := e.st.ControlsApp(context.Background(), project, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a.StatusCode
+}
+
+// logText is an app's log, oldest first, one message a line.
+func (e *env) logText(id string) string {
+	e.t.Helper()
+	logs, _, err := e.st.ControlsAppLogs(context.Background(), id, store.AppLogQuery{Ascending: true, Page: 1, PerPage: 1000})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range logs {
+		lines = append(lines, l.Message)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// slot is the device's value of dp at priority (nil: empty).
+func slot(d *edgetest.Device, dp string, priority int) *float64 {
+	return d.PriorityArray(dp)[priority-1]
+}
+
+func is(v *float64, want float64) bool { return v != nil && *v == want }
+
+// fakeClock is a clock tests move by hand; its timers fire when it
+// passes them.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
+}
+
+// set moves the clock to at and fires the timers due, in time order.
+func (c *fakeClock) set(at time.Time) {
+	c.mu.Lock()
+	c.now = at
+	var due, rest []*fakeTimer
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(at):
+			due = append(due, t)
+		default:
+			rest = append(rest, t)
+		}
+	}
+	c.timers = rest
+	c.mu.Unlock()
+	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// armed counts the timers not fired or stopped.
+func (c *fakeClock) armed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.stopped {
+			n++
+		}
+	}
+	return n
+}
