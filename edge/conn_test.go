@@ -212,3 +212,21 @@ func TestConnectionsFollowCredentialsAndRestartFailsOpenOperations(t *testing.T)
 		t.Fatalf("open operation after a restart: %q %q", got.State, got.Reason)
 	}
 }
+
+// A connection actor that panics is restarted by its supervisor and
+// serves the next write.
+func TestCrashedConnectionRestarts(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	e.device(p)
+	e.m.CrashConnection(p)
+	// The crashing request counted as pending until the restart reset it.
+	e.waitFor("the restart", func() bool { return e.m.Status(p).PendingOperations == 0 })
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+		t.Fatalf("after the crash: state %q (%s), want written", got.State, got.Reason)
+	}
+}

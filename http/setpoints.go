@@ -51,6 +51,11 @@ type setpointResource struct {
 	PriorityArray    []*float64 `json:"priority_array,omitempty" doc:"dry runs only: the device's 17 slots (priorities 1 to 16, then the relinquish default; null: empty)"`
 }
 
+// decimalPattern is a number as api.md's value takes it: an integer or
+// a decimal float, with an optional exponent; ParseFloat alone would also
+// take hexadecimal floats, underscores, NaN and Inf.
+var decimalPattern = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
 // parseSetpointValue reads value: a finite number, or "null" for a clear.
 func parseSetpointValue(raw string) (*float64, error) {
 	if raw == "" {
@@ -59,7 +64,11 @@ func parseSetpointValue(raw string) (*float64, error) {
 	if raw == "null" {
 		return nil, nil
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+	raw = strings.TrimSpace(raw)
+	if !decimalPattern.MatchString(raw) {
+		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", clip(raw))
+	}
+	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", clip(raw))
 	}

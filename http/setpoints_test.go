@@ -45,6 +45,8 @@ func TestSetpointWriteRefusals(t *testing.T) {
 		{"priority not a number", c.Admin, setpointPath(pid, "sp", "value", "20", "priority", "high"), 400, "create", "priority must be an integer"},
 		{"value NaN", c.Admin, setpointPath(pid, "sp", "value", "NaN"), 400, "create", "finite number or the string null"},
 		{"value infinite", c.Admin, setpointPath(pid, "sp", "value", "+Inf"), 400, "create", "finite number"},
+		{"value hexadecimal", c.Admin, setpointPath(pid, "sp", "value", "0x10"), 400, "create", `got "0x10"`},
+		{"value overflowing", c.Admin, setpointPath(pid, "sp", "value", "1e400"), 400, "create", "finite number"},
 		{"value not a number", c.Admin, setpointPath(pid, "sp", "value", "warm"), 400, "create", `got "warm"`},
 		{"value missing", c.Admin, setpointPath(pid, "sp"), 400, "create", "value is required"},
 		{"acked not a boolean", c.Admin, setpointPath(pid, "sp", "value", "20", "acked", "maybe"), 400, "create", "acked must be true or false"},
