@@ -188,3 +188,45 @@ func TestCrashReload(t *testing.T) {
 		t.Errorf("after crash: %+v, want the priority array lost", r)
 	}
 }
+
+// TestLinkDownResetAndRecovery: a cut network is silence from the platform:
+// past the alive time-out the device writes the reset value on its own
+// (seen without a request), logs it, and delivers the log once back; the
+// first request restarts the app.
+func TestLinkDownResetAndRecovery(t *testing.T) {
+	broker := startBroker(t)
+	p := startPlatform(t, broker)
+	s := startSim(t, broker, p, map[string]*float64{"sp": num(20)})
+	if r := p.request(appStart("42", 1, num(19))); r.Status != edge.StatusOK {
+		t.Fatalf("app_start: %+v", r)
+	}
+	p.write("sp", num(23), 13)
+	s.SetLink(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a, _ := s.PriorityArray("sp")
+		if a[12] != nil && *a[12] == 19 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reset value while off the network: %s", showArray(a))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if apps := s.Apps(); len(apps) != 1 || apps[0].Running {
+		t.Errorf("apps after the reset: %+v", apps)
+	}
+	p.mu.Lock()
+	delivered := len(p.events)
+	p.mu.Unlock()
+	if delivered != 0 {
+		t.Errorf("events delivered while off the network: %d", delivered)
+	}
+	s.SetLink(true)
+	p.waitEvent(edge.EventReset, "42", 5*time.Second)
+	if r := p.read("sp"); show(r.PresentValue) != "19" {
+		t.Errorf("after reconnecting: present %s, want the reset value 19", show(r.PresentValue))
+	}
+	p.waitEvent(edge.EventRecovered, "42", 2*time.Second)
+	p.waitApp("42", true, 2*time.Second)
+}

@@ -65,6 +65,7 @@ type Simulator struct {
 	cfg   Config
 	log   *slog.Logger
 	crash chan string
+	link  chan bool // SetLink: false takes the device off the network, true back
 
 	mu  sync.Mutex
 	dev *device
@@ -104,7 +105,7 @@ func New(cfg Config) (*Simulator, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	log = log.With("project_id", cfg.ProjectID)
-	return &Simulator{cfg: cfg, log: log, crash: make(chan string, 1), dev: newDevice(cfg.Datapoints, time.Now())}, nil
+	return &Simulator{cfg: cfg, log: log, crash: make(chan string, 1), link: make(chan bool, 1), dev: newDevice(cfg.Datapoints, time.Now())}, nil
 }
 
 func deref(v *float64) float64 {
@@ -123,6 +124,42 @@ func (s *Simulator) Crash(reason string) {
 	case s.crash <- reason:
 	default: // a crash is already on its way
 	}
+}
+
+// SetLink takes the device off the network (false: its MQTT connection is
+// closed, its clock and alive time-outs go on) or back on it (true), as a
+// cut cable would. A crash brings the link back.
+func (s *Simulator) SetLink(up bool) {
+	for {
+		select {
+		case s.link <- up:
+			return
+		default:
+		}
+		select {
+		case <-s.link: // replace a change not yet taken
+		default:
+		}
+	}
+}
+
+// PriorityArray returns a datapoint's 17 slots as the device holds them,
+// without a request (which would count as the platform being there).
+func (s *Simulator) PriorityArray(dataPointID string) ([]*float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.dev.points[dataPointID]
+	if !ok {
+		return nil, false
+	}
+	return p.array(), true
+}
+
+// Apps returns the apps the device knows and whether each runs.
+func (s *Simulator) Apps() []edge.AppState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dev.alive(time.Now()).Apps
 }
 
 // Run connects and runs the device until ctx ends.
@@ -151,11 +188,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 func (s *Simulator) runConnected(ctx context.Context, reloadAt <-chan time.Time) (string, error) {
 	requests := make(chan []byte, requestQueue)
 	connected := make(chan struct{}, 1)
-	client := paho.NewClient(s.clientOptions(requests, connected))
+	opts := s.clientOptions(requests, connected)
+	client := paho.NewClient(opts)
 	// With ConnectRetry the token completes only once connected; the device
 	// keeps running (its time-outs count) while the broker is unreachable.
 	client.Connect()
-	defer client.Disconnect(250)
+	linked := true
+	defer func() { client.Disconnect(250) }()
 
 	alive := time.NewTicker(s.cfg.AliveInterval)
 	defer alive.Stop()
@@ -169,6 +208,15 @@ func (s *Simulator) runConnected(ctx context.Context, reloadAt <-chan time.Time)
 			return "", nil
 		case reason := <-s.crash:
 			return reason, nil
+		case up := <-s.link:
+			if up && !linked {
+				client = paho.NewClient(opts)
+				client.Connect()
+			} else if !up && linked {
+				client.Disconnect(250)
+				s.log.Info("edge-sim: link down")
+			}
+			linked = up
 		case <-connected:
 			// (Re)connected: tell the platform at once what the device has.
 			s.publishAlive(client)
