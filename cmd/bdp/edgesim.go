@@ -72,6 +72,7 @@ func parseEdgeSimFlags(args []string, getenv func(string) string, stderr io.Writ
 	password := fs.String("password", "", "MQTT password (default $BDP_EDGE_SIM_PASSWORD)")
 	datapoints := fs.String("datapoints", "", "writable datapoints, comma-separated, each optionally =relinquish default; empty: any datapoint")
 	crashAfter := fs.Duration("crash-after", 0, "simulate a crash after this long (0: never)")
+	state := fs.String("state", "", "file keeping the app definitions, so that a restart is a reboot of the same device; empty: none")
 	dataInterval := fs.Duration("data-interval", sim.DefaultDataInterval, "how often every present value is published")
 	if err := fs.Parse(args); err != nil {
 		return sim.Config{}, 0, usageError{err.Error()}
@@ -88,7 +89,7 @@ func parseEdgeSimFlags(args []string, getenv func(string) string, stderr io.Writ
 	if *crashAfter < 0 {
 		return sim.Config{}, 0, usageError{"-crash-after must not be negative"}
 	}
-	cfg := sim.Config{Broker: *broker, ProjectID: *project, Username: *username, Password: *password, DataInterval: *dataInterval}
+	cfg := sim.Config{Broker: *broker, ProjectID: *project, Username: *username, Password: *password, DataInterval: *dataInterval, StateFile: *state}
 	if cfg.Username == "" {
 		cfg.Username = store.EdgeUsername(*project)
 	}

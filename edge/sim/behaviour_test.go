@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -229,4 +231,50 @@ func TestLinkDownResetAndRecovery(t *testing.T) {
 	}
 	p.waitEvent(edge.EventRecovered, "42", 2*time.Second)
 	p.waitApp("42", true, 2*time.Second)
+}
+
+// TestStateFileSurvivesRestart: with a state file, a new process is the
+// same device rebooted: it knows the apps, reloads the running one, and
+// logs crash and reload.
+func TestStateFileSurvivesRestart(t *testing.T) {
+	broker := startBroker(t)
+	p := startPlatform(t, broker)
+	cfg := testConfig(broker, map[string]*float64{"sp": num(20)})
+	cfg.StateFile = filepath.Join(t.TempDir(), "device.json")
+	_, stop := startSimWith(t, p, cfg)
+	if r := p.request(appStart("42", 0, num(19))); r.Status != edge.StatusOK {
+		t.Fatalf("app_start: %+v", r)
+	}
+	if r := p.request(edge.Request{Operation: edge.OpAppStart, App: &edge.App{ID: "43"}}); r.Status != edge.StatusOK {
+		t.Fatalf("app_start: %+v", r)
+	}
+	if r := p.request(edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: "43"}}); r.Status != edge.StatusOK {
+		t.Fatalf("app_stop: %+v", r)
+	}
+	stop()
+
+	s, _ := startSimWith(t, p, cfg)
+	crash := p.waitEvent(edge.EventCrash, "", 5*time.Second)
+	if !strings.Contains(crash.Message, "state file") {
+		t.Errorf("crash event %+v", crash)
+	}
+	p.waitEvent(edge.EventReload, "42", 5*time.Second)
+	p.waitApp("42", true, 2*time.Second)
+	if apps := s.Apps(); len(apps) != 2 || apps[1] != (edge.AppState{ID: "43", Running: false}) {
+		t.Errorf("apps after the restart: %+v", apps)
+	}
+	// The definition came back whole: stopping writes its reset value.
+	p.write("sp", num(23), 13)
+	p.request(edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: "42"}})
+	if r := p.read("sp"); show(r.PresentValue) != "19" {
+		t.Errorf("after app_stop: present %s, want the reset value 19 from the state file", show(r.PresentValue))
+	}
+
+	// A damaged state file is refused at start, naming it.
+	if err := os.WriteFile(cfg.StateFile, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), cfg.StateFile) {
+		t.Errorf("damaged state file: %v", err)
+	}
 }

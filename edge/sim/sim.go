@@ -45,7 +45,11 @@ type Config struct {
 	// ReloadDelay: after booting from a crash, running apps reload after this
 	// long (default 10 s; at most a minute, the protocol's promise).
 	ReloadDelay time.Duration
-	Log         *slog.Logger
+	// StateFile keeps the app definitions on disk (JSON), so that a
+	// restart of the process is a reboot of the same device: running apps
+	// reload after ReloadDelay. Empty: they live in the process only.
+	StateFile string
+	Log       *slog.Logger
 }
 
 // Defaults.
@@ -66,6 +70,8 @@ type Simulator struct {
 	log   *slog.Logger
 	crash chan string
 	link  chan bool // SetLink: false takes the device off the network, true back
+	// reloadAtStart: the state file had running apps, reloaded as after a crash.
+	reloadAtStart bool
 
 	mu  sync.Mutex
 	dev *device
@@ -105,7 +111,14 @@ func New(cfg Config) (*Simulator, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	log = log.With("project_id", cfg.ProjectID)
-	return &Simulator{cfg: cfg, log: log, crash: make(chan string, 1), link: make(chan bool, 1), dev: newDevice(cfg.Datapoints, time.Now())}, nil
+	s := &Simulator{cfg: cfg, log: log, crash: make(chan string, 1), link: make(chan bool, 1), dev: newDevice(cfg.Datapoints, time.Now())}
+	if cfg.StateFile != "" {
+		var err error
+		if s.reloadAtStart, err = s.dev.loadState(cfg.StateFile, time.Now()); err != nil {
+			return nil, fmt.Errorf("edge-sim: %w", err)
+		}
+	}
+	return s, nil
 }
 
 func deref(v *float64) float64 {
@@ -165,6 +178,9 @@ func (s *Simulator) Apps() []edge.AppState {
 // Run connects and runs the device until ctx ends.
 func (s *Simulator) Run(ctx context.Context) error {
 	var reloadAt <-chan time.Time
+	if s.reloadAtStart {
+		reloadAt = time.After(s.cfg.ReloadDelay)
+	}
 	for {
 		reason, err := s.runConnected(ctx, reloadAt)
 		if err != nil || ctx.Err() != nil {
@@ -304,6 +320,11 @@ func (s *Simulator) handle(client paho.Client, payload []byte) {
 		resp = edge.Response{Reference: ref, Status: edge.StatusError, Error: err.Error()}
 	} else {
 		resp, ch = s.dev.handle(now, req)
+		if s.cfg.StateFile != "" && resp.Status == edge.StatusOK && req.App != nil {
+			if err := s.dev.saveState(s.cfg.StateFile); err != nil {
+				s.log.Error("edge-sim: state file not written", "err", err)
+			}
+		}
 	}
 	s.mu.Unlock()
 	s.publish(client, edge.ResponseTopic(s.cfg.ProjectID), resp)

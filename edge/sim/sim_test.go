@@ -208,31 +208,49 @@ func (p *platform) waitApp(id string, running bool, within time.Duration) {
 	}
 }
 
+// testConfig is a simulator configured for tests: fast heartbeats,
+// checks, boots and reloads.
+func testConfig(broker string, datapoints map[string]*float64) Config {
+	return Config{Broker: broker, ProjectID: project, Datapoints: datapoints,
+		AliveInterval: 100 * time.Millisecond, CheckInterval: 50 * time.Millisecond, DataInterval: 200 * time.Millisecond,
+		BootDelay: 100 * time.Millisecond, ReloadDelay: 300 * time.Millisecond}
+}
+
 // startSim runs a simulator and waits for its first heartbeat (sent once it
 // has subscribed to requests).
 func startSim(t *testing.T, broker string, p *platform, datapoints map[string]*float64) *Simulator {
 	t.Helper()
-	s, err := New(Config{Broker: broker, ProjectID: project, Datapoints: datapoints,
-		AliveInterval: 100 * time.Millisecond, CheckInterval: 50 * time.Millisecond, DataInterval: 200 * time.Millisecond,
-		BootDelay: 100 * time.Millisecond, ReloadDelay: 300 * time.Millisecond})
+	s, _ := startSimWith(t, p, testConfig(broker, datapoints))
+	return s
+}
+
+// startSimWith runs a simulator with cfg; stop ends it and waits (also
+// called at cleanup).
+func startSimWith(t *testing.T, p *platform, cfg Config) (s *Simulator, stop func()) {
+	t.Helper()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("simulator: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	select {
 	case <-p.alives:
 	case <-time.After(5 * time.Second):
 		t.Fatal("simulator sent no heartbeat")
 	}
-	return s
+	return s, stop
 }
 
 func num(v float64) *float64 { return &v }
