@@ -16,6 +16,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/mqtt"
@@ -88,6 +89,12 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopEdge() // after the HTTP server has drained, before the broker closes
+	// Devices' crash, reload, reset and recovery events into the apps' logs.
+	deviceEvents, err := edge.StartEventLog(broker, st, log)
+	if err != nil {
+		return err
+	}
+	defer deviceEvents.Close()
 
 	// An external broker keeps passwords of its own: the MQTT user routes
 	// hand each new one over (mqtt.External.SetPassword).
