@@ -70,19 +70,34 @@ func TestScheduleWritesAtEachBoundary(t *testing.T) {
 			t.Fatalf("log lacks %q:\n%s", want, log)
 		}
 	}
-	// The written operations reached the device (the setpoint path's
-	// stages, with the source of the app).
+	// The log shows what the device answered to each write: the
+	// setpoint operation's state, with the value it overwrote.
+	e.waitFor("every write logged as written by the device", func() bool {
+		logs, _, err := e.st.ControlsAppLogs(context.Background(), app.ID, store.AppLogQuery{Ascending: true, Page: 1, PerPage: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes := 0
+		for _, l := range logs {
+			if l.Kind == "write" {
+				if l.Write == nil || l.Write.State != edge.StateWritten {
+					return false
+				}
+				writes++
+			}
+		}
+		return writes == 6
+	})
+	logs, _, _ := e.st.ControlsAppLogs(context.Background(), app.ID, store.AppLogQuery{Page: 1, PerPage: 1}) // newest
+	if w := logs[0].Write; w == nil || !is(w.OldValue, 17) {
+		t.Fatalf("the last write (21 over 17) reports %+v", w)
+	}
 	if err := rt.Stop(context.Background(), p, app.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("app_stop", func() bool {
-		for _, r := range dev.Requests() {
-			if r.Operation == edge.OpAppStop && r.App.ID == app.ID {
-				return true
-			}
-		}
-		return false
-	})
+	if !strings.Contains(e.logText(app.ID), "app_stop: the edge device confirmed") {
+		t.Fatalf("app_stop not confirmed:\n%s", e.logText(app.ID))
+	}
 	if rt.Running() != 0 {
 		t.Fatalf("%d apps still running", rt.Running())
 	}

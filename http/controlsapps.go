@@ -86,7 +86,16 @@ type appLogEntry struct {
 	LogMessage string          `json:"log_message"`
 	Kind       string          `json:"kind" doc:"status_change, write (what the app wrote and what the device answered) or device"`
 	StatusCode int             `json:"status_code" doc:"the app's status when logged"`
-	Detail     json.RawMessage `json:"detail,omitempty" doc:"write: dataPointID, value, priority, state, reference, priority_array, overwritten_value, reason"`
+	Detail     json.RawMessage `json:"detail,omitempty" doc:"write: dataPointID, value, priority, state and reference when written, reason when refused"`
+	Operation  *appWriteState  `json:"operation,omitempty" doc:"write: where its setpoint operation stands now (GET /v2/datapoint/setpoint/{reference} has its stages)"`
+}
+
+// appWriteState is what the device answered to an app's write.
+type appWriteState struct {
+	Reference string   `json:"reference"`
+	State     string   `json:"state" doc:"initialized, requested, written or failed"`
+	Reason    string   `json:"reason,omitempty" doc:"why it failed"`
+	OldValue  *float64 `json:"old_value" doc:"the value the write overwrote at its priority, once the device answered"`
 }
 
 type appLogList struct {
@@ -337,6 +346,9 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 	for i, l := range logs {
 		items[i] = appLogEntry{ID: strconv.FormatInt(l.ID, 10), CreatedAt: l.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
 			LogLevel: l.Level, LogMessage: l.Message, Kind: l.Kind, StatusCode: l.StatusCode, Detail: l.Detail}
+		if w := l.Write; w != nil {
+			items[i].Operation = &appWriteState{Reference: w.Reference, State: w.State, Reason: w.Reason, OldValue: w.OldValue}
+		}
 	}
 	return appLogList{Items: items, Meta: pagination{CurrentPage: page, ItemsPerPage: perPage, TotalItems: total,
 		TotalPages: (total + perPage - 1) / perPage}}, nil

@@ -289,7 +289,7 @@ func v2Routes(s *Server) []*route {
 			Summary: "Run (run=true: Starting, then Running once its actor runs) or stop (run=false: Stopping, then Stopped) a controls app",
 			Doc: "A run checks that the setpoint pin is mapped onto a datapoint with setpoint bounds, that the app's priority is allowed by the project, " +
 				"that the attributes the algorithm reads are set and valid, and that the caller may write the setpoint datapoint (and read the input " +
-				"datapoint) by TagAuth. affected is false when the app was in the asked state already.",
+				"datapoint) by TagAuth. affected is false when the app was in the asked state already. A stop waits at most 5 s for the edge device to confirm app_stop.",
 			Query: []param{projectQuery, {Name: "run", Type: "boolean", Required: true, Doc: "true runs, false stops"}},
 			Resp:  appRunResult{}, Handle: s.runControlsApp,
 			Errors: map[int]string{400: "setpoint pin unmapped, its datapoint without setpoint bounds, a priority more urgent than the project allows, " +

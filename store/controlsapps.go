@@ -37,6 +37,9 @@ type ControlsAppLog struct {
 	StatusCode int
 	Message    string
 	Detail     json.RawMessage // nil or a JSON object
+	// Write is, for a write entry of an acked write, where its setpoint
+	// operation stands now: what the device answered.
+	Write *SetpointOperation
 }
 
 // AppTarget is a datapoint an app writes, at a priority.
@@ -268,9 +271,9 @@ func (s *Store) ControlsAppLogs(ctx context.Context, id string, q AppLogQuery) (
 	if !q.End.IsZero() {
 		end = &q.End
 	}
-	where := `app_id = $1 AND log_level = ANY($2) AND ($3::timestamptz IS NULL OR created_at > $3) AND ($4::timestamptz IS NULL OR created_at < $4)`
+	where := `app_id = $1 AND log_level = ANY($2) AND ($3::timestamptz IS NULL OR l.created_at > $3) AND ($4::timestamptz IS NULL OR l.created_at < $4)`
 	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM controls_app_logs WHERE `+where, id, levels, start, end).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM controls_app_logs l WHERE `+where, id, levels, start, end).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	if q.Page-1 > total/q.PerPage {
@@ -280,14 +283,24 @@ func (s *Store) ControlsAppLogs(ctx context.Context, id string, q AppLogQuery) (
 	if q.Ascending {
 		order = "ASC"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, created_at, log_level, kind, status_code, message, detail FROM controls_app_logs WHERE `+where+`
-		ORDER BY id `+order+` LIMIT $5 OFFSET $6`, id, levels, start, end, q.PerPage, (q.Page-1)*q.PerPage)
+	// A write's operation is joined by its reference (the uuid index of
+	// setpoint_operations), so the log shows what the device answered.
+	rows, err := s.pool.Query(ctx, `SELECT l.id, l.created_at, l.log_level, l.kind, l.status_code, l.message, l.detail,
+			o.reference::text, o.state, o.reason, o.old_value
+		FROM controls_app_logs l LEFT JOIN setpoint_operations o ON o.reference =
+			(CASE WHEN l.detail->>'reference' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (l.detail->>'reference')::uuid END)
+		WHERE `+where+` ORDER BY l.id `+order+` LIMIT $5 OFFSET $6`, id, levels, start, end, q.PerPage, (q.Page-1)*q.PerPage)
 	if err != nil {
 		return nil, 0, err
 	}
 	logs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ControlsAppLog, error) {
 		var l ControlsAppLog
-		err := r.Scan(&l.ID, &l.CreatedAt, &l.Level, &l.Kind, &l.StatusCode, &l.Message, &l.Detail)
+		var ref, state, reason *string
+		var old *float64
+		err := r.Scan(&l.ID, &l.CreatedAt, &l.Level, &l.Kind, &l.StatusCode, &l.Message, &l.Detail, &ref, &state, &reason, &old)
+		if ref != nil {
+			l.Write = &SetpointOperation{Reference: *ref, State: *state, Reason: *reason, OldValue: old}
+		}
 		return l, err
 	})
 	return logs, total, err
