@@ -105,7 +105,7 @@ func (a *appActor) Receive(ctx actor.Context) {
 		}
 	case *delivery:
 		if a.plan != nil && a.plan.Curve != nil {
-			a.curveStep(m.obs)
+			a.curveStep(ctx, m.obs)
 		}
 	}
 }
@@ -145,7 +145,7 @@ func (a *appActor) begin(ctx actor.Context, first bool) {
 		case len(pts) == 0:
 			a.rt.logApp(id, store.LogInfo, "input", fmt.Sprintf("no outdoor temperature of %q yet: the app writes on the first", p.Input), nil)
 		default:
-			a.curveStep([]pipeline.Observation{{Time: pts[0].Time, Value: pts[0].Value}})
+			a.curveStep(ctx, []pipeline.Observation{{Time: pts[0].Time, Value: pts[0].Value}})
 		}
 	}
 }
@@ -167,11 +167,27 @@ func (a *appActor) release() {
 	}
 }
 
+// stillActive tells whether the app is still meant to run; an app
+// deleted meanwhile (with its project) or moved on by another node stops
+// its actor. A database error leaves it running.
+func (a *appActor) stillActive(ctx actor.Context) bool {
+	app, err := a.rt.cfg.Store.ControlsApp(a.ctx, a.plan.App.ProjectID, a.plan.App.ID)
+	if (err == nil && store.AppActive(app.StatusCode)) || (err != nil && !fault.Is(err, fault.NotFound)) {
+		return true
+	}
+	a.rt.forgetPID(ctx.Self())
+	ctx.Stop(ctx.Self())
+	return false
+}
+
 // scheduleStep writes the schedule's value now when it differs from the
 // last written, and arms the one timer for the next boundary.
 func (a *appActor) scheduleStep(ctx actor.Context) {
 	now := a.rt.cfg.Clock.Now()
 	if v := a.plan.Schedule.At(now); !a.wrote || !sameValue(v, a.last) {
+		if !a.stillActive(ctx) {
+			return
+		}
 		a.write(v, "schedule at "+now.UTC().Format(time.RFC3339))
 	}
 	next, ok := a.plan.Schedule.Next(now)
@@ -188,7 +204,7 @@ func (a *appActor) scheduleStep(ctx actor.Context) {
 
 // curveStep writes the heating curve's setpoint for the newest outdoor
 // temperature when it moved by curveStepK or more since the last write.
-func (a *appActor) curveStep(obs []pipeline.Observation) {
+func (a *appActor) curveStep(ctx actor.Context, obs []pipeline.Observation) {
 	var newest *pipeline.Observation
 	for i := range obs {
 		if o := &obs[i]; (newest == nil || o.Time.After(newest.Time)) && !o.Time.Before(a.outdoorAt) {
@@ -201,6 +217,9 @@ func (a *appActor) curveStep(obs []pipeline.Observation) {
 	a.outdoorAt = newest.Time
 	v := math.Round(a.plan.Curve.At(newest.Value)*100) / 100
 	if a.wrote && a.last != nil && math.Abs(v-*a.last) < curveStepK {
+		return
+	}
+	if !a.stillActive(ctx) {
 		return
 	}
 	a.write(&v, "heating curve at outdoor "+strconv.FormatFloat(newest.Value, 'g', -1, 64)+" °C")

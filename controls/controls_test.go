@@ -298,6 +298,29 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 }
 
+// An app whose project is deleted while it runs stops its actor at its
+// next boundary instead of writing for a project that is gone.
+func TestAppStopsWhenItsProjectIsDeleted(t *testing.T) {
+	e := newEnv(t)
+	rt := e.runtime(nil)
+	p, dev := e.project("gone", "sp")
+	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"}, map[string]string{"setpoint_schedule": weekdaySchedule})
+	_, plan, err := e.app(p, room, "schedule", "room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(rt, plan)
+	e.waitFor("the first write", func() bool { return len(dev.Requests()) >= 2 }) // app_start, write
+	if _, err := e.st.DeleteProject(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.set(e.clock.Now().Add(time.Hour))
+	e.waitFor("the actor stopped", func() bool { return rt.Running() == 0 })
+	if n := e.clock.armed(); n != 0 {
+		t.Fatalf("%d timers still armed", n)
+	}
+}
+
 func mustCIP(t *testing.T, e *env, p, id int64) store.ComponentInProject {
 	t.Helper()
 	c, err := e.st.ComponentInProject(context.Background(), p, id)

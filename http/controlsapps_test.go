@@ -196,9 +196,13 @@ func TestControlsAppLifecycle(t *testing.T) {
 		t.Fatalf("second run: %v", again)
 	}
 
-	// Running: deletion refused, by query and by path.
+	// Running: deletion refused, by query and by path, and so is the
+	// deletion of its component.
 	e.do("DELETE", fmt.Sprintf("/v2/controls/app?project_id=%d&controls_app_id=%s", f.pid, id), admin, nil).wantError(t, 409)
 	e.do("DELETE", f.app(id, ""), admin, nil).wantError(t, 409)
+	if r := e.do("DELETE", f.path(fmt.Sprintf("/%d", office)), admin, nil).wantError(t, 409); !strings.Contains(r.JSON["error"].(string), id) {
+		t.Fatalf("component deletion: %s", r.Body)
+	}
 
 	// One writer per datapoint and priority.
 	rival := f.createApp(office, "schedule", "&name=Rival", map[string]any{"setpoint_writing_params": map[string]any{

@@ -191,7 +191,8 @@ func v2Routes(s *Server) []*route {
 			Summary: "Rename a mapped component (nameEN, nameDE, display_name); component_id cannot change",
 			Body:    cipUpdate{}, Resp: envelopeOf[cipDetail]{}, RefusedBody: []string{"abbreviation", "name"}, Handle: s.updateComponentInProject},
 		{Method: "DELETE", Path: "/v2/project/{project_id}/componentInProject/{componentinproject_id}", Tag: project, Op: "delete",
-			Summary: "Delete a mapped component with its pin mappings and attribute values", Resp: envelopeOf[cipDetail]{}, Handle: s.deleteComponentInProject},
+			Summary: "Delete a mapped component with its pin mappings, attribute values and the controls apps on it", Resp: envelopeOf[cipDetail]{}, Handle: s.deleteComponentInProject,
+			Errors: map[int]string{409: "a controls app on the component is running (stop it first)"}},
 
 		// Analysis instances and results (api.md 2.16, 2.17, 4.8; decisions.md 8).
 		{Method: "POST", Path: "/v2/analytics/instance", Tag: project, Op: "create",

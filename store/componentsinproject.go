@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -93,9 +94,19 @@ func (s *Store) UpdateComponentInProject(ctx context.Context, projectID, id int6
 	return affected(tag.RowsAffected(), err, fmt.Sprintf("component in project %d", id))
 }
 
-// DeleteComponentInProject removes a mapped component with its mappings
-// and attribute values.
+// DeleteComponentInProject removes a mapped component with its mappings,
+// attribute values and the controls apps on it; fault.Conflict while one
+// of those apps runs.
 func (s *Store) DeleteComponentInProject(ctx context.Context, projectID, id int64) error {
+	var running string
+	err := s.pool.QueryRow(ctx, `SELECT id::text FROM controls_apps WHERE project_id = $1 AND componentinproject_id = $2
+		AND status_code IN ($3, $4, $5) LIMIT 1`, projectID, id, StatusStarting, StatusRunning, StatusStopping).Scan(&running)
+	switch {
+	case err == nil:
+		return fault.Conflictf("controls app %s runs on component in project %d: stop it first (run=false)", running, id)
+	case !errors.Is(err, pgx.ErrNoRows):
+		return err
+	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM components_in_project WHERE project_id = $1 AND id = $2`, projectID, id)
 	return affected(tag.RowsAffected(), err, fmt.Sprintf("component in project %d", id))
 }
