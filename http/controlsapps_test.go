@@ -342,3 +342,24 @@ func TestControlsAppsBulkRunAndList(t *testing.T) {
 		t.Fatalf("stopped: %d apps", n)
 	}
 }
+
+// Running an app needs write access by TagAuth to the datapoint it
+// writes; a refused run changes nothing.
+func TestControlsAppRunNeedsWriteAccess(t *testing.T) {
+	f := newAppFixture(t, "ok_sp", "ro_sp")
+	e := f.e
+	f.bounds(t, "ok_sp")
+	f.bounds(t, "ro_sp")
+	okApp := f.createApp(f.room(t, "ok_sp", allWeek(20)), "schedule", "", nil).want(t, 200).resource(t)["id"].(string)
+	roApp := f.createApp(f.room(t, "ro_sp", allWeek(20)), "schedule", "", nil).want(t, 200).resource(t)["id"].(string)
+	u, uid := e.newUser(f.c)
+	run := e.endpointID("POST", "/v2/controls/app/{controls_app_id}/run")
+	get := e.endpointID("GET", "/v2/controls/app/{controls_app_id}")
+	role := rbCreateProjectRole(e, f.c.Admin, f.pid, []int32{run, get}, rbTag("name", "ok_sp", true, true), rbTag("name", "ro_sp", true, false))
+	rbAssignProjectRole(e, f.c.Admin, f.pid, role, uid)
+
+	wantNoAccess(t, e.do("POST", f.app(roApp, "/run")+"&run=true", u, nil), "write", "ro_sp")
+	f.waitStatus(t, roApp, 100)
+	e.do("POST", f.app(okApp, "/run")+"&run=true", u, nil).want(t, 200)
+	f.waitStatus(t, okApp, 202)
+}
