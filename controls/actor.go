@@ -85,6 +85,7 @@ type appActor struct {
 	gen       int
 	unsub     func()
 	outdoorAt time.Time // heating_curve: time of the newest outdoor temperature used
+	outdoor   float64   // and its value
 }
 
 func (a *appActor) Receive(ctx actor.Context) {
@@ -106,6 +107,17 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *delivery:
 		if a.plan != nil && a.plan.Curve != nil {
 			a.curveStep(ctx, m.obs)
+		}
+	case *reassert:
+		if a.plan != nil && a.wrote {
+			a.rt.logApp(a.plan.App.ID, store.LogInfo, "device", "the edge device reloaded or recovered the app: its value is written again", nil)
+			a.wrote = false
+			switch {
+			case a.plan.Schedule != nil:
+				a.scheduleStep(ctx)
+			case a.plan.Curve != nil:
+				a.curveStep(ctx, []pipeline.Observation{{Time: a.outdoorAt, Value: a.outdoor}})
+			}
 		}
 	}
 }
@@ -214,7 +226,7 @@ func (a *appActor) curveStep(ctx actor.Context, obs []pipeline.Observation) {
 	if newest == nil {
 		return
 	}
-	a.outdoorAt = newest.Time
+	a.outdoorAt, a.outdoor = newest.Time, newest.Value
 	v := math.Round(a.plan.Curve.At(newest.Value)*100) / 100
 	if a.wrote && a.last != nil && math.Abs(v-*a.last) < curveStepK {
 		return

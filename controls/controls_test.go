@@ -3,6 +3,7 @@ package controls_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -318,6 +319,42 @@ func TestAppStopsWhenItsProjectIsDeleted(t *testing.T) {
 	e.waitFor("the actor stopped", func() bool { return rt.Running() == 0 })
 	if n := e.clock.armed(); n != 0 {
 		t.Fatalf("%d timers still armed", n)
+	}
+}
+
+// A device that reports it reloaded the app after a crash (its priority
+// arrays lost) gets the app's value again at once, not at the next
+// boundary; another project's device cannot trigger it.
+func TestReloadedAppWritesItsValueAgain(t *testing.T) {
+	e := newEnv(t)
+	rt := e.runtime(nil)
+	unwatch, err := rt.WatchDevices(e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unwatch()
+	p, dev := e.project("reload", "sp")
+	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
+		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
+	app, plan, err := e.app(p, room, "schedule", "room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(rt, plan)
+	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	dev.SetSlot("sp", 13, nil) // the crash: the priority array is gone
+	alive := func(project int64) {
+		payload := fmt.Sprintf(`{"time":%q,"apps":[{"id":%q,"running":true}],"events":[{"time":%q,"kind":"reload","app_id":%q}]}`,
+			time.Now().UTC().Format(time.RFC3339Nano), app.ID, time.Now().UTC().Format(time.RFC3339Nano), app.ID)
+		if err := e.broker.Publish(edge.AliveTopic(project), []byte(payload), edge.QoS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alive(p + 1000) // not its project: nothing (delivered first, so it would be counted below)
+	alive(p)
+	e.waitFor("17 written again", func() bool { return is(slot(dev, "sp", 13), 17) })
+	if n := strings.Count(e.logText(app.ID), "written again"); n != 1 {
+		t.Fatalf("%d rewrites logged, want 1:\n%s", n, e.logText(app.ID))
 	}
 }
 

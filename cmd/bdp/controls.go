@@ -9,6 +9,7 @@ import (
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -18,14 +19,21 @@ import (
 // /v2/datapoint/setpoint), their registrations (app_start, app_stop)
 // through the same edge connections. The apps whose desired state is
 // running (Starting or Running when bdp serve last stopped) start again
-// in the background. The returned func stops the resume and every app
+// in the background; a device's reload and recovered events make the
+// app write its value again. The returned func stops the resume and every app
 // actor (the apps stay running in the store); call it before the edge
 // connections close.
-func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, router *pipeline.Router,
+func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
 	log *slog.Logger) (*controls.Runtime, func(), error) {
 	rt, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
 		History: actors.StoreHistory{Store: st}, Log: log})
 	if err != nil {
+		return nil, nil, err
+	}
+	// A device that reloaded or recovered an app gets its value again.
+	unwatch, err := rt.WatchDevices(broker)
+	if err != nil {
+		rt.Shutdown(context.Background())
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -37,6 +45,7 @@ func startControls(st *store.Store, components *analytics.Catalog, setpoints *ed
 		}
 	}()
 	return rt, func() {
+		unwatch()
 		cancel()
 		<-resumed
 		sctx, stop := context.WithTimeout(context.Background(), 15*time.Second)

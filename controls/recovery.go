@@ -1,0 +1,60 @@
+package controls
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/openbdp/bdp/edge"
+)
+
+// Subscriber is how the runtime hears the devices' heartbeats
+// (mqtt.Broker).
+type Subscriber interface {
+	Subscribe(filter string, handler func(topic string, payload []byte)) (unsubscribe func(), err error)
+}
+
+// reassert asks an app's actor to write its current value again.
+type reassert struct{}
+
+// WatchDevices listens to every device's heartbeat: when a device
+// reports that it reloaded an app after a crash (its priority arrays
+// lost) or restarted one after its alive time-out had written the reset
+// values (auto-recovery), the app's actor writes its current value
+// again, so the building gets the app's setpoint back at once, not at the
+// next boundary. The handler runs on the broker's delivery: it only hands
+// over.
+func (r *Runtime) WatchDevices(b Subscriber) (stop func(), err error) {
+	return b.Subscribe("edge/+/alive", func(topic string, payload []byte) {
+		rest, ok := strings.CutPrefix(topic, "edge/")
+		p, ok2 := strings.CutSuffix(rest, "/alive")
+		projectID, err := strconv.ParseInt(p, 10, 64)
+		if !ok || !ok2 || err != nil {
+			return
+		}
+		a, err := edge.DecodeAlive(payload)
+		if err != nil {
+			return // garbage is the connection actor's to count
+		}
+		for _, e := range a.Events {
+			if e.Kind == edge.EventReload || e.Kind == edge.EventRecovered {
+				r.Reassert(projectID, strings.ToLower(e.AppID))
+			}
+		}
+	})
+}
+
+// Reassert makes a running app of the project write its current value
+// again; an app not running here is left alone.
+func (r *Runtime) Reassert(projectID int64, appID string) {
+	r.mu.Lock()
+	pid := r.running[appID]
+	var reg *registration
+	if pid != nil {
+		reg = r.plans[pid.Id]
+	}
+	r.mu.Unlock()
+	if reg == nil || reg.plan.App.ProjectID != projectID {
+		return // another project's device cannot move this app
+	}
+	r.system.Root.Send(pid, &reassert{})
+}
