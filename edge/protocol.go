@@ -191,6 +191,17 @@ func decodeStrict(payload []byte, v any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return bad("trailing data after the JSON value")
 	}
+	g, err := generic(payload)
+	if err != nil {
+		return err
+	}
+	if err := checkNulls(g, ""); err != nil {
+		return err
+	}
+	if r, ok := v.(*Request); ok {
+		fields, _ := g.(map[string]any)
+		return checkRequestFields(r.Operation, fields)
+	}
 	return nil
 }
 
@@ -245,17 +256,6 @@ func DecodeRequest(payload []byte) (Request, error) {
 	if err := decodeStrict(payload, &r); err != nil {
 		return Request{}, err
 	}
-	if r.Operation == OpWrite {
-		// A write without "value" must not clear the slot by accident: null
-		// clears, absence is an error.
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(payload, &keys); err != nil {
-			return Request{}, bad("%s", clip(err.Error()))
-		}
-		if _, ok := keys["value"]; !ok {
-			return Request{}, bad("write without value (null clears the slot)")
-		}
-	}
 	return r, r.Validate()
 }
 
@@ -300,7 +300,7 @@ func (r Request) Validate() error {
 	default:
 		return bad("unknown operation %q", clip(r.Operation))
 	}
-	return nil
+	return r.checkFieldsOfOperation()
 }
 
 // Validate checks an app definition.
@@ -389,6 +389,9 @@ func DecodeAlive(payload []byte) (Alive, error) {
 func (a Alive) Validate() error {
 	if a.Time.IsZero() {
 		return bad("alive without time")
+	}
+	if a.Apps == nil {
+		return bad("alive without apps (an empty list when the device knows none)")
 	}
 	if len(a.Apps) > MaxApps {
 		return bad("alive lists %d apps, more than %d", len(a.Apps), MaxApps)

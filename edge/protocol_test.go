@@ -58,6 +58,13 @@ func TestDecodeRequest(t *testing.T) {
 		{"app negative timeout", `{"reference":"` + ref + `","operation":"app_start","app":{"id":"1","alive_timeout":-1}}`, "alive_timeout -1"},
 		{"app write priority 17", `{"reference":"` + ref + `","operation":"app_start","app":{"id":"1","writes":[{"dataPointID":"sp","priority":17,"reset_value":null}]}}`, "priority 17 outside"},
 		{"huge datapoint id", `{"reference":"` + ref + `","operation":"read","dataPointID":"` + strings.Repeat("x", 300) + `"}`, "longer than 255"},
+		{"field in another case", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":1,"Priority":13}`, "names are case-sensitive"},
+		{"null priority", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":1,"priority":null}`, "priority is null"},
+		{"null app", `{"reference":"` + ref + `","operation":"ping","app":null}`, "app is null"},
+		{"read with priority", `{"reference":"` + ref + `","operation":"read","dataPointID":"sp","priority":13}`, "read does not take priority"},
+		{"read with value", `{"reference":"` + ref + `","operation":"read","dataPointID":"sp","value":3}`, "read does not take value"},
+		{"ping with datapoint", `{"reference":"` + ref + `","operation":"ping","dataPointID":"sp"}`, "ping does not take dataPointID"},
+		{"app write without reset_value", `{"reference":"` + ref + `","operation":"app_start","app":{"id":"1","writes":[{"dataPointID":"sp","priority":13}],"config":{"x":null}}}`, ""},
 		{"oversized", `{"reference":"` + ref + `","operation":"read","dataPointID":"` + strings.Repeat("x", MaxMessageBytes) + `"}`, "exceeds"},
 	}
 	for _, c := range cases {
@@ -114,6 +121,8 @@ func TestDecodeResponse(t *testing.T) {
 		{"present value string", `{"reference":"` + ref + `","status":"ok","present_value":"hot"}`, "cannot unmarshal"},
 		{"infinite", `{"reference":"` + ref + `","status":"ok","present_value":-1e999}`, "cannot unmarshal number"},
 		{"unknown field", `{"reference":"` + ref + `","status":"ok","extra":1}`, "unknown field"},
+		{"null present value", `{"reference":"` + ref + `","status":"ok","present_value":null}`, ""},
+		{"null priority array", `{"reference":"` + ref + `","status":"ok","priority_array":null}`, "priority_array is null"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,6 +142,8 @@ func TestDecodeAlive(t *testing.T) {
 		{"apps", `{"time":"2026-11-24T11:00:00Z","apps":[{"id":"1","running":true}]}`, ""},
 		{"events", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T10:59:00Z","kind":"crash","message":"simulated"},{"time":"2026-11-24T10:59:30Z","kind":"reload","app_id":"1"}]}`, ""},
 		{"no time", `{"apps":[]}`, "without time"},
+		{"no apps", `{"time":"2026-11-24T11:00:00Z"}`, "without apps"},
+		{"null event", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[null]}`, "events.[0] is null"},
 		{"bad time", `{"time":"yesterday","apps":[]}`, "cannot parse"},
 		{"unknown kind", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T11:00:00Z","kind":"party","app_id":"1"}]}`, "unknown kind"},
 		{"reset without app", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T11:00:00Z","kind":"reset"}]}`, "app_id missing"},
@@ -190,5 +201,25 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	b, _ = json.Marshal(al)
 	if _, err := DecodeAlive(b); err != nil {
 		t.Fatalf("alive %s: %v", b, err)
+	}
+}
+
+// TestValidateFieldsOfOperation: a Request built in Go is held to the same
+// fields per operation as a decoded one.
+func TestValidateFieldsOfOperation(t *testing.T) {
+	v := 1.0
+	cases := []struct {
+		name string
+		r    Request
+		want string
+	}{
+		{"read with value", Request{Reference: ref, Operation: OpRead, DataPointID: "sp", Value: &v}, "read does not take value"},
+		{"ping with app", Request{Reference: ref, Operation: OpPing, App: &App{ID: "1"}}, "ping does not take app"},
+		{"app_stop with priority", Request{Reference: ref, Operation: OpAppStop, App: &App{ID: "1"}, Priority: 3}, "app_stop does not take priority"},
+		{"write with app", Request{Reference: ref, Operation: OpWrite, DataPointID: "sp", Priority: 3, App: &App{ID: "1"}}, "write does not take app"},
+		{"fine read", Request{Reference: ref, Operation: OpRead, DataPointID: "sp"}, ""},
+	}
+	for _, c := range cases {
+		checkErr(t, c.r.Validate(), c.want)
 	}
 }

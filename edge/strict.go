@@ -1,0 +1,116 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The rules here make the decoders as strict as the schemas in
+// edge/schemas (FuzzDecodersAgreeWithSchemas): what a decoder accepts, its
+// schema accepts.
+
+// nullable are the fields where null has a meaning (no value, relinquish).
+var nullable = map[string]bool{"value": true, "reset_value": true, "present_value": true, "overwritten_value": true}
+
+// fieldNames are the protocol's field names, exactly: encoding/json
+// matches names regardless of case, the schemas do not.
+var fieldNames = map[string]bool{"reference": true, "operation": true, "dataPointID": true, "value": true, "priority": true,
+	"keep_out_of_service": true, "app": true, "id": true, "algorithm": true, "writes": true, "alive_timeout": true, "config": true,
+	"reset_value": true, "status": true, "error": true, "priority_array": true, "present_value": true, "overwritten_value": true,
+	"time": true, "apps": true, "events": true, "running": true, "kind": true, "app_id": true, "message": true}
+
+// checkNulls refuses null anywhere the protocol gives it no meaning (a
+// decoder would read it as a zero value) and a field name in another case.
+// The free-form app config is not looked into.
+func checkNulls(v any, path string) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if !fieldNames[k] {
+				return bad("unknown field %q at %s (names are case-sensitive)", clip(k), path)
+			}
+			val := x[k]
+			if val == nil {
+				if !nullable[k] {
+					return bad("%s%s is null", path, k)
+				}
+				continue
+			}
+			if k == "config" {
+				continue
+			}
+			if err := checkNulls(val, path+k+"."); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if e == nil {
+				if path != "priority_array." {
+					return bad("%s[%d] is null", path, i)
+				}
+				continue
+			}
+			if err := checkNulls(e, fmt.Sprintf("%s[%d].", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// generic decodes payload (already decoded strictly once) as plain JSON.
+func generic(payload []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, bad("%s", clip(err.Error()))
+	}
+	return v, nil
+}
+
+// requestFields are the fields each operation may carry ("value" only null
+// outside write).
+var requestFields = map[string][]string{
+	OpWrite:     {"reference", "operation", "dataPointID", "value", "priority", "keep_out_of_service"},
+	OpRead:      {"reference", "operation", "dataPointID", "value"},
+	OpAppStart:  {"reference", "operation", "value", "app"},
+	OpAppConfig: {"reference", "operation", "value", "app"},
+	OpAppStop:   {"reference", "operation", "value", "app"},
+	OpPing:      {"reference", "operation", "value"},
+}
+
+// checkRequestFields refuses a field the operation does not take (a
+// priority on a read is a mistake worth telling) and a write without value.
+func checkRequestFields(op string, fields map[string]any) error {
+	allowed, ok := requestFields[op]
+	if !ok {
+		return nil // Validate names the unknown operation
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(allowed, k) {
+			return bad("%s does not take %s", op, k)
+		}
+	}
+	if _, ok := fields["value"]; op == OpWrite && !ok {
+		return bad("write without value (null clears the slot)")
+	}
+	return nil
+}
+
+// checkFieldsOfOperation is checkRequestFields for a Request built in Go.
+func (r Request) checkFieldsOfOperation() error {
+	set := map[string]bool{"value": r.Value != nil, "priority": r.Priority != 0, "keep_out_of_service": r.KeepOutOfService,
+		"dataPointID": r.DataPointID != "", "app": r.App != nil}
+	allowed := requestFields[r.Operation]
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if set[k] && (!slices.Contains(allowed, k) || k == "value" && r.Operation != OpWrite) {
+			return bad("%s does not take %s", r.Operation, k)
+		}
+	}
+	return nil
+}
