@@ -287,6 +287,11 @@ func (a *appActor) write(v *float64, why string) {
 		return // stopping
 	}
 	a.rt.logApp(p.App.ID, level, "write", msg, d)
+	result := "accepted"
+	if err != nil {
+		result = "refused"
+	}
+	a.rt.writes.WithLabelValues(result).Inc()
 	if err == nil {
 		a.wrote, a.last = true, v
 	} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/edge"
@@ -56,6 +57,9 @@ type Config struct {
 	History History
 	Log     *slog.Logger
 	Clock   Clock // time.Now and time.AfterFunc by default
+	// Registry, if set, gets bdp_controls_apps_running and
+	// bdp_controls_app_writes_total.
+	Registry prometheus.Registerer
 }
 
 // The health rule of virtual datapoints: more than MaxRestarts failures
@@ -77,6 +81,10 @@ type Runtime struct {
 	cancel     context.CancelFunc
 	system     *actor.ActorSystem
 	supervisor *actor.PID
+
+	// writes counts the apps' writes by result: accepted (by the write
+	// path; the device's answer is the setpoint operation's) or refused.
+	writes *prometheus.CounterVec
 
 	mu      sync.Mutex
 	running map[string]*actor.PID    // app id -> its actor
@@ -105,7 +113,20 @@ func New(cfg Config) (*Runtime, error) {
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[string]*actor.PID{}, plans: map[string]*registration{}}
+	r := &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[string]*actor.PID{}, plans: map[string]*registration{},
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bdp_controls_app_writes_total",
+			Help: "Setpoint writes of the controls apps of this node, by result: accepted by the write path, or refused (a safeguard, no edge device)."},
+			[]string{"result"})}
+	if cfg.Registry != nil {
+		running := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bdp_controls_apps_running",
+			Help: "Controls apps whose actor runs on this node."}, func() float64 { return float64(r.Running()) })
+		for _, c := range []prometheus.Collector{running, r.writes} {
+			if err := cfg.Registry.Register(c); err != nil {
+				cancel()
+				return nil, fmt.Errorf("register controls metrics: %w", err)
+			}
+		}
+	}
 	sup := &supervisor{rt: r, props: actor.PropsFromProducer(func() actor.Actor { return &appActor{rt: r} })}
 	r.supervisor = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&healthStrategy{rt: r})))

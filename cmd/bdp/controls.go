@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/controls"
@@ -24,9 +26,9 @@ import (
 // actor (the apps stay running in the store); call it before the edge
 // connections close.
 func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
-	log *slog.Logger) (*controls.Runtime, func(), error) {
+	reg prometheus.Registerer, log *slog.Logger) (*controls.Runtime, func(), error) {
 	rt, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
-		History: actors.StoreHistory{Store: st}, Log: log})
+		History: actors.StoreHistory{Store: st}, Log: log, Registry: reg})
 	if err != nil {
 		return nil, nil, err
 	}

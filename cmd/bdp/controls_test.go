@@ -128,6 +128,9 @@ func TestServeControlsAppResumesAfterRestart(t *testing.T) {
 		})
 	}
 	written(s, admin)
+	if v := metric(t, s, "bdp_controls_apps_running"); v != 1 {
+		t.Fatalf("bdp_controls_apps_running %v", v)
+	}
 	st, b = s.request("GET", appPath+fmt.Sprintf("/logs?project_id=%d&sort_order=asc", pid), admin, "")
 	logs := string(must(st, b, 200, "logs"))
 	for _, want := range []string{"app_start: the edge device confirmed", `wrote 21.5 to \"room_sp\" at priority 13`} {
@@ -153,6 +156,9 @@ func TestServeControlsAppResumesAfterRestart(t *testing.T) {
 	// Stopped, it may be deleted; the answer shows Deleting.
 	st, b = s.request("POST", appPath+fmt.Sprintf("/run?project_id=%d&run=false", pid), admin, "")
 	must(st, b, 200, "stop")
+	if v := metric(t, s, "bdp_controls_apps_running"); v != 0 {
+		t.Fatalf("bdp_controls_apps_running %v after the stop", v)
+	}
 	st, b = s.request("DELETE", appPath+fmt.Sprintf("?project_id=%d", pid), admin, "")
 	if !strings.Contains(string(must(st, b, 200, "delete")), `"code":500`) {
 		t.Fatalf("delete: %s", b)

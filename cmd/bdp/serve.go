@@ -117,7 +117,7 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopAnalytics() // before the database closes; runs cut short go back to the queue
-	ctrl, stopControls, err := startControls(st, components, setpoints, broker, router, log)
+	ctrl, stopControls, err := startControls(st, components, setpoints, broker, router, reg, log)
 	if err != nil {
 		return err
 	}
