@@ -96,7 +96,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_LOGIN_ADDRESS_FAILURES", "100", "failed password logins from one client address (IPv6: its /64) within the window before 429"},
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
 	{"BDP_ANALYSIS_WORKERS", "", "analysis runs computed at once on this node (1 to 64); more wait in the database; empty: half the CPUs, at least 1, so analyses do not starve ingestion"},
-	{"BDP_EDGE_SIMULATOR", "0", "1: run a simulated edge device (bdp edge-sim) for every project with setpoint writing enabled, with fresh edge credentials; projects are picked up every 5 s"},
+	{"BDP_EDGE_SIMULATOR", "0", "1: run a simulated edge device (bdp edge-sim) for every project with setpoint writing enabled, with fresh edge credentials; projects are picked up every 5 s; SIGUSR1 crashes them (simulated power loss)"},
 }
 
 // loadConfig reads the environment through getenv.

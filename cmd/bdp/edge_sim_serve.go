@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openbdp/bdp/auth"
@@ -33,7 +36,12 @@ type edgeSimulators struct {
 	broker    string                // tcp://host:port
 	log       *slog.Logger
 
-	running map[int64]func() // project id -> stop and join its simulator
+	running map[int64]runningSim // by project id; only the poller goroutine touches it
+}
+
+type runningSim struct {
+	sim  *sim.Simulator
+	stop func() // stop and join
 }
 
 // edgeSimBroker is where the simulators connect: the external broker, or
@@ -57,21 +65,29 @@ func edgeSimBroker(cfg config, addrs map[string]string) string {
 // projects' settings; the returned func stops and joins all of them.
 func startEdgeSimulators(st *store.Store, hasher *auth.Hasher, passwords bdphttp.MQTTPasswords, broker string, log *slog.Logger) func() {
 	e := &edgeSimulators{st: st, hasher: hasher, passwords: passwords, broker: broker, log: log.With("component", "edge-sim"),
-		running: map[int64]func(){}}
+		running: map[int64]runningSim{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	// SIGUSR1 crashes every simulator, as it does one `bdp edge-sim`.
+	crash := make(chan os.Signal, 1)
+	signal.Notify(crash, syscall.SIGUSR1)
 	go func() {
 		defer close(done)
+		defer signal.Stop(crash)
 		tick := time.NewTicker(edgeSimPoll)
 		defer tick.Stop()
+		e.sync(ctx)
 		for {
-			if err := e.sync(ctx); err != nil && ctx.Err() == nil {
-				e.log.Error("edge simulators", slog.Any("error", err))
-			}
 			select {
 			case <-ctx.Done():
 				return
+			case <-crash:
+				for _, r := range e.running {
+					r.sim.Crash("SIGUSR1 to bdp serve")
+				}
+				e.log.Info("edge simulators crashed (SIGUSR1)", "count", len(e.running))
 			case <-tick.C:
+				e.sync(ctx)
 			}
 		}
 	}()
@@ -79,8 +95,8 @@ func startEdgeSimulators(st *store.Store, hasher *auth.Hasher, passwords bdphttp
 	return func() {
 		cancel()
 		<-done
-		for id, stop := range e.running {
-			stop()
+		for id, r := range e.running {
+			r.stop()
 			delete(e.running, id)
 		}
 	}
@@ -88,14 +104,17 @@ func startEdgeSimulators(st *store.Store, hasher *auth.Hasher, passwords bdphttp
 
 // sync starts a simulator for every project that newly has setpoint
 // writing enabled and stops those of projects that no longer have it.
-func (e *edgeSimulators) sync(ctx context.Context) error {
+func (e *edgeSimulators) sync(ctx context.Context) {
 	ids, err := e.st.SetpointWritingProjects(ctx)
 	if err != nil {
-		return err
+		if ctx.Err() == nil {
+			e.log.Error("edge simulators", slog.Any("error", err))
+		}
+		return
 	}
-	for id, stop := range e.running {
+	for id, r := range e.running {
 		if !slices.Contains(ids, id) {
-			stop()
+			r.stop()
 			delete(e.running, id)
 			e.log.Info("edge simulator stopped", "project_id", id)
 		}
@@ -104,40 +123,39 @@ func (e *edgeSimulators) sync(ctx context.Context) error {
 		if _, ok := e.running[id]; ok {
 			continue
 		}
-		stop, err := e.start(ctx, id)
+		r, err := e.start(ctx, id)
 		if err != nil {
 			e.log.Error("edge simulator not started", "project_id", id, slog.Any("error", err))
 			continue // tried again at the next poll
 		}
-		e.running[id] = stop
+		e.running[id] = r
 		e.log.Info("edge simulator started", "project_id", id)
 	}
-	return nil
 }
 
-func (e *edgeSimulators) start(ctx context.Context, projectID int64) (func(), error) {
+func (e *edgeSimulators) start(ctx context.Context, projectID int64) (runningSim, error) {
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, err
+		return runningSim{}, err
 	}
 	password := base64.RawURLEncoding.EncodeToString(raw)
 	hash, err := e.hasher.Hash(ctx, password)
 	if err != nil {
-		return nil, err
+		return runningSim{}, err
 	}
 	u, err := e.st.PutEdgeCredentials(ctx, projectID, hash)
 	if err != nil {
-		return nil, fmt.Errorf("edge credentials: %w", err)
+		return runningSim{}, fmt.Errorf("edge credentials: %w", err)
 	}
 	if e.passwords != nil {
 		if err := e.passwords.SetPassword(ctx, u, password); err != nil {
-			return nil, fmt.Errorf("hand the password to the external broker: %w", err)
+			return runningSim{}, fmt.Errorf("hand the password to the external broker: %w", err)
 		}
 	}
 	s, err := sim.New(sim.Config{Broker: e.broker, Username: u.Username, Password: password, ProjectID: projectID,
 		ClientID: "bdp-edge-sim-" + fmt.Sprint(projectID), Log: e.log})
 	if err != nil {
-		return nil, err
+		return runningSim{}, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -148,5 +166,5 @@ func (e *edgeSimulators) start(ctx context.Context, projectID int64) (func(), er
 			e.log.Error("edge simulator stopped", "project_id", projectID, slog.Any("error", err))
 		}
 	}()
-	return func() { cancel(); wg.Wait() }, nil
+	return runningSim{sim: s, stop: func() { cancel(); wg.Wait() }}, nil
 }

@@ -135,6 +135,24 @@ func TestServeEdgeSimulator(t *testing.T) {
 	}
 
 	writeThroughSimulator(t, s, pid, admin)
+	if got := dryrunSlots(t, s, pid, admin); got != "[- - - - - - - - - - - - 21.5 - - - -]" {
+		t.Fatalf("before the crash: %s", got)
+	}
+	// SIGUSR1 crashes the simulators: back after the boot delay, the
+	// priority array is lost.
+	if err := s.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(s.log.String(), "edge-sim: connected") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("simulator not back after SIGUSR1:\n%s", s.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := dryrunSlots(t, s, pid, admin); got != "[- - - - - - - - - - - - - - - - -]" {
+		t.Errorf("after the crash: %s, want the priority array lost", got)
+	}
 
 	if status, body := s.request("PUT", settings, operator, `{"setpoint_writing_enabled":false}`); status != 200 {
 		t.Fatalf("disable setpoint writing: %d %s", status, body)
@@ -239,21 +257,7 @@ func TestEdgeSimCommand(t *testing.T) {
 	})
 	writeThroughSimulator(t, s, pid, admin)
 
-	dryrun := func() string {
-		status, body := s.request("POST", fmt.Sprintf("/v2/datapoint/setpoint?project_id=%d&dataPointID=room_sp&value=22&priority=13&dryrun=true", pid), admin, "")
-		if status != 200 {
-			t.Fatalf("dry run: %d %s\n%s", status, body, simLog)
-		}
-		var r struct {
-			Resource struct {
-				PriorityArray []*float64 `json:"priority_array"`
-			} `json:"resource"`
-		}
-		if err := json.Unmarshal(body, &r); err != nil || len(r.Resource.PriorityArray) != 17 {
-			t.Fatalf("dry run: %s", body)
-		}
-		return showSlots(r.Resource.PriorityArray)
-	}
+	dryrun := func() string { return dryrunSlots(t, s, pid, admin) }
 	if got := dryrun(); got != "[- - - - - - - - - - - - 21.5 - - - 20]" {
 		t.Fatalf("before the crash: %s", got)
 	}
@@ -294,4 +298,23 @@ func showSlots(a []*float64) string {
 		}
 	}
 	return "[" + strings.Join(out, " ") + "]"
+}
+
+// dryrunSlots asks the device for room_sp's priority array through a dry
+// run, shown as [slot ...] with - for null.
+func dryrunSlots(t *testing.T, s *server, pid int64, admin func(*http.Request)) string {
+	t.Helper()
+	status, body := s.request("POST", fmt.Sprintf("/v2/datapoint/setpoint?project_id=%d&dataPointID=room_sp&value=22&priority=13&dryrun=true", pid), admin, "")
+	if status != 200 {
+		t.Fatalf("dry run: %d %s", status, body)
+	}
+	var r struct {
+		Resource struct {
+			PriorityArray []*float64 `json:"priority_array"`
+		} `json:"resource"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || len(r.Resource.PriorityArray) != 17 {
+		t.Fatalf("dry run: %s", body)
+	}
+	return showSlots(r.Resource.PriorityArray)
 }
