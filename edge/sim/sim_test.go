@@ -24,7 +24,7 @@ const project = 7
 
 // startBroker serves a plain mochi broker on 127.0.0.1, port 0 (the
 // platform's broker with its ACL is exercised by cmd/bdp's tests).
-func startBroker(t *testing.T) string {
+func startBroker(t testing.TB) string {
 	t.Helper()
 	server := mochi.New(&mochi.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err := server.AddHook(new(allowAll), nil); err != nil {
@@ -54,7 +54,7 @@ func (*allowAll) OnACLCheck(*mochi.Client, string, bool) bool              { ret
 // platform is the other side: it sends requests and checks every message
 // the simulator sends against the protocol's schemas and decoders.
 type platform struct {
-	t         *testing.T
+	t         testing.TB
 	client    paho.Client
 	responses chan edge.Response
 	alives    chan edge.Alive
@@ -64,7 +64,7 @@ type platform struct {
 	data   []edge.Observation
 }
 
-func startPlatform(t *testing.T, broker string) *platform {
+func startPlatform(t testing.TB, broker string) *platform {
 	t.Helper()
 	p := &platform{t: t, responses: make(chan edge.Response, 100), alives: make(chan edge.Alive, 1000)}
 	p.client = paho.NewClient(paho.NewClientOptions().AddBroker(broker).SetClientID("platform"))
@@ -123,7 +123,7 @@ func (p *platform) validate(schema string, payload []byte) {
 	}
 }
 
-func uuid(t *testing.T) string {
+func uuid(t testing.TB) string {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func testConfig(broker string, datapoints map[string]*float64) Config {
 
 // startSim runs a simulator and waits for its first heartbeat (sent once it
 // has subscribed to requests).
-func startSim(t *testing.T, broker string, p *platform, datapoints map[string]*float64) *Simulator {
+func startSim(t testing.TB, broker string, p *platform, datapoints map[string]*float64) *Simulator {
 	t.Helper()
 	s, _ := startSimWith(t, p, testConfig(broker, datapoints))
 	return s
@@ -226,7 +226,7 @@ func startSim(t *testing.T, broker string, p *platform, datapoints map[string]*f
 
 // startSimWith runs a simulator with cfg; stop ends it and waits (also
 // called at cleanup).
-func startSimWith(t *testing.T, p *platform, cfg Config) (s *Simulator, stop func()) {
+func startSimWith(t testing.TB, p *platform, cfg Config) (s *Simulator, stop func()) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
