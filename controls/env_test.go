@@ -132,40 +132,20 @@ func (e *env) runtime(w edge.Writer) *controls.Runtime {
 func (e *env) project(name string, datapoints ...string) (int64, *edgetest.Device) {
 	e.t.Helper()
 	ctx := context.Background()
-	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	on := true
-	if _, err := e.st.UpdateProjectSettings(ctx, p.ID, store.SettingsPatch{SetpointWritingEnabled: &on}); err != nil {
-		e.t.Fatal(err)
-	}
-	for _, dp := range datapoints {
-		if _, err := e.st.SetSystemTags(ctx, p.ID, dp, []store.DatapointTag{{Key: "units", Value: "degC"}}); err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := e.st.SetDatapointSetpoints(ctx, p.ID, dp, 15, 25); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+	pid := edgetest.Project(e.t, e.st, name, 0, datapoints, nil)
 	h, err := e.hasher.Hash(ctx, "device-secret")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.st.PutEdgeCredentials(ctx, p.ID, h); err != nil {
+	if _, err := e.st.PutEdgeCredentials(ctx, pid, h); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.m.Sync(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p.ID, "device-secret", 100*time.Millisecond)
-	e.waitFor("device online", func() bool { return e.m.Status(p.ID).Online })
-	return p.ID, d
+	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], pid, "device-secret", 100*time.Millisecond)
+	e.waitFor("device online", func() bool { return e.m.Status(pid).Online })
+	return pid, d
 }
 
 // component maps a catalog component into the project with its pins

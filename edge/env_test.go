@@ -89,32 +89,11 @@ func newEnv(t *testing.T) *env {
 }
 
 // project makes a company and a project with setpoint writing enabled
-// (maxPriority as given) and a datapoint "sp" bounded to [15, 25].
+// (maxPriority as given), a datapoint "sp" bounded to [15, 25] and one
+// "unbounded".
 func (e *env) project(name string, maxPriority int) int64 {
 	e.t.Helper()
-	ctx := context.Background()
-	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	on := true
-	if _, err := e.st.UpdateProjectSettings(ctx, p.ID, store.SettingsPatch{SetpointWritingEnabled: &on, SetpointMaxPriority: &maxPriority}); err != nil {
-		e.t.Fatal(err)
-	}
-	for _, dp := range []string{"sp", "unbounded"} {
-		if _, err := e.st.SetSystemTags(ctx, p.ID, dp, []store.DatapointTag{{Key: "units", Value: "degC"}}); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	if _, err := e.st.SetDatapointSetpoints(ctx, p.ID, "sp", 15, 25); err != nil {
-		e.t.Fatal(err)
-	}
-	return p.ID
+	return edgetest.Project(e.t, e.st, name, maxPriority, []string{"sp"}, []string{"unbounded"})
 }
 
 // device gives project p edge credentials, starts its connection and

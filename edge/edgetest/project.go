@@ -1,0 +1,45 @@
+package edgetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/openbdp/bdp/store"
+)
+
+// Project makes a company with a project whose setpoint writing is
+// enabled (maxPriority; 0 keeps the project default), with the datapoints
+// bounded given setpoint bounds [15, 25] and the datapoints unbounded
+// none, all in degC.
+func Project(t testing.TB, st *store.Store, name string, maxPriority int, bounded, unbounded []string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: name},
+		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	patch := store.SettingsPatch{SetpointWritingEnabled: &on}
+	if maxPriority != 0 {
+		patch.SetpointMaxPriority = &maxPriority
+	}
+	if _, err := st.UpdateProjectSettings(ctx, p.ID, patch); err != nil {
+		t.Fatal(err)
+	}
+	for _, dp := range append(append([]string(nil), bounded...), unbounded...) {
+		if _, err := st.SetSystemTags(ctx, p.ID, dp, []store.DatapointTag{{Key: "units", Value: "degC"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dp := range bounded {
+		if _, err := st.SetDatapointSetpoints(ctx, p.ID, dp, 15, 25); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p.ID
+}
