@@ -32,7 +32,7 @@ type conn struct {
 type Status struct {
 	Configured        bool       `json:"configured" doc:"the project has edge device credentials (POST /operator/projects/{project_id}/edge)"`
 	Online            bool       `json:"online" doc:"a heartbeat came within the last 15 s (3 missed heartbeats of 5 s: offline)"`
-	LastAlive         *time.Time `json:"last_alive" doc:"time the last heartbeat arrived (RFC 3339, UTC); null: none since bdp started"`
+	LastAlive         *time.Time `json:"last_alive" nullable:"true" doc:"time the last heartbeat arrived (RFC 3339, UTC); null: none since bdp started"`
 	PendingOperations int        `json:"pending_operations" doc:"requests sent or waiting for the device, not answered yet"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openbdp/bdp/store"
 )
@@ -228,6 +229,9 @@ func schemaOf(t reflect.Type) map[string]any {
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == reflect.TypeFor[time.Time]() { // marshals as an RFC 3339 string
+		return map[string]any{"type": "string", "format": "date-time"}
 	}
 	switch t.Kind() {
 	case reflect.String:
