@@ -258,11 +258,16 @@ func raiseNoFile() (uint64, error) {
 
 // metrics reads several series of bdp's /metrics at once (missing: 0).
 func (b *mqttBench) metrics(ctx context.Context, series ...string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", b.Base+"/metrics", nil)
+	return scrapeMetrics(ctx, b.http, b.Base, series...)
+}
+
+// scrapeMetrics reads the series wanted from bdp serve's /metrics at base.
+func scrapeMetrics(ctx context.Context, client *http.Client, base string, series ...string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.http.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -209,14 +209,19 @@ var heapSeries = []string{"go_memstats_heap_alloc_bytes", "go_memstats_heap_inus
 // collection; the scrapes' own garbage brings the next one on (and Go
 // forces one every two minutes).
 func (b *mqttBench) heapAfterGC(ctx context.Context) (map[string]float64, error) {
-	first, err := b.metrics(ctx, heapSeries...)
+	return remoteHeapAfterGC(ctx, b.metrics)
+}
+
+// remoteHeapAfterGC is mqttBench.heapAfterGC over any scrape of bdp's /metrics.
+func remoteHeapAfterGC(ctx context.Context, scrape func(context.Context, ...string) (map[string]float64, error)) (map[string]float64, error) {
+	first, err := scrape(ctx, heapSeries...)
 	if err != nil {
 		return nil, err
 	}
 	const cycles = "go_gc_duration_seconds_count"
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		m, err := b.metrics(ctx, heapSeries...)
+		m, err := scrape(ctx, heapSeries...)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +233,7 @@ func (b *mqttBench) heapAfterGC(ctx context.Context) (map[string]float64, error)
 			return nil, ctx.Err()
 		case <-time.After(2 * time.Second):
 		}
-		swept, err := b.metrics(ctx, heapSeries...)
+		swept, err := scrape(ctx, heapSeries...)
 		if err != nil {
 			return nil, err
 		}

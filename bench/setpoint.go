@@ -47,15 +47,7 @@ func Setpoint(ctx context.Context, o SetpointOptions) (map[string]any, error) {
 	if err := p.Do(ctx, "POST", "/v2/auth/token", nil, &tok, false); err != nil {
 		return nil, err
 	}
-	raw, err := os.ReadFile(filepath.Join(p.dir, "addresses.json"))
-	if err != nil {
-		return nil, err
-	}
-	var addrs map[string]string
-	if err := json.Unmarshal(raw, &addrs); err != nil {
-		return nil, err
-	}
-	projects, err := setpointProjects(ctx, p, o.Projects, addrs["mqtt"])
+	projects, err := edgeProjects(ctx, p, o.Projects, []string{"sp"})
 	if err != nil {
 		return nil, err
 	}
@@ -155,10 +147,21 @@ func Setpoint(ctx context.Context, o SetpointOptions) (map[string]any, error) {
 	}, nil
 }
 
-// setpointProjects makes n projects with setpoint writing enabled, a
-// datapoint "sp" bounded to [15, 25] and edge credentials, connects a
-// simulated device to each and waits until bdp sees them all online.
-func setpointProjects(ctx context.Context, p *Platform, n int, broker string) ([]int64, error) {
+// edgeProjects makes n projects with setpoint writing enabled, the
+// datapoints named, each bounded to [15, 25], and edge credentials,
+// connects a simulated device to each (in this process, over bdp's
+// embedded broker, so the devices' CPU and heap are not bdp's) and waits
+// until bdp sees them all online. The devices run until ctx ends.
+func edgeProjects(ctx context.Context, p *Platform, n int, datapoints []string) ([]int64, error) {
+	raw, err := os.ReadFile(filepath.Join(p.dir, "addresses.json"))
+	if err != nil {
+		return nil, err
+	}
+	var addrs map[string]string
+	if err := json.Unmarshal(raw, &addrs); err != nil {
+		return nil, err
+	}
+	broker := addrs["mqtt"]
 	ids := []int64{p.ProjectID}
 	for len(ids) < n {
 		var pr struct {
@@ -172,14 +175,16 @@ func setpointProjects(ctx context.Context, p *Platform, n int, broker string) ([
 		ids = append(ids, pr.Resource.Project.ID)
 	}
 	for _, id := range ids {
-		steps := []struct {
+		type step struct {
 			method, path string
 			body         any
 			operator     bool
-		}{
-			{"PUT", fmt.Sprintf("/operator/projects/%d/settings", id), map[string]any{"setpoint_writing_enabled": true}, true},
-			{"PUT", fmt.Sprintf("/operator/projects/%d/datapoints/sp/tags", id), []map[string]any{{"key": "units", "value": "degC"}}, true},
-			{"PUT", fmt.Sprintf("/v2/datapoint?project_id=%d&dataPointID=sp", id), map[string]any{"setpoint_min_value": 15, "setpoint_max_value": 25}, false},
+		}
+		steps := []step{{"PUT", fmt.Sprintf("/operator/projects/%d/settings", id), map[string]any{"setpoint_writing_enabled": true}, true}}
+		for _, dp := range datapoints {
+			steps = append(steps,
+				step{"PUT", fmt.Sprintf("/operator/projects/%d/datapoints/%s/tags", id, url.PathEscape(dp)), []map[string]any{{"key": "units", "value": "degC"}}, true},
+				step{"PUT", fmt.Sprintf("/v2/datapoint?project_id=%d&dataPointID=%s", id, url.QueryEscape(dp)), map[string]any{"setpoint_min_value": 15, "setpoint_max_value": 25}, false})
 		}
 		for _, s := range steps {
 			if err := p.Do(ctx, s.method, s.path, s.body, nil, s.operator); err != nil {

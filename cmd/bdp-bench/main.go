@@ -28,6 +28,7 @@ func scenarios() map[string]scenario {
 		"mqtt":      mqttScenario(),
 		"analytics": analyticsScenario(),
 		"setpoint":  setpointScenario(),
+		"apps":      appsScenario(),
 		"formula":   {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
