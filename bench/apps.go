@@ -39,8 +39,11 @@ type AppsOptions struct {
 // apps created but not run and again with all of them Running; the
 // difference over the apps is heap_bytes_per_app. CPU: bdp serve's
 // utime+stime from /proc/PID/stat over the idle window, as a percentage
-// of one core. The simulated devices keep sending heartbeats every 5 s
-// during the window, which bdp handles as it would in production.
+// of one core, with all apps Running (idle_cpu_percent) and, for
+// comparison, over a window of the same length before the run, with the
+// apps created but not running (idle_cpu_percent_no_apps). The simulated
+// devices keep sending heartbeats every 5 s, and bdp keeps ticking and
+// pinging each connection, in both windows, as in production.
 func Apps(ctx context.Context, o AppsOptions) (map[string]any, error) {
 	progress := func(format string, args ...any) {
 		if o.Progress != nil {
@@ -80,11 +83,19 @@ func Apps(ctx context.Context, o AppsOptions) (map[string]any, error) {
 	}); err != nil {
 		return nil, err
 	}
+	setup := time.Since(setupStart) // bdp started, projects, devices online, rooms mapped, apps created
 	client := &http.Client{Timeout: 30 * time.Second}
 	scrape := func(ctx context.Context, series ...string) (map[string]float64, error) {
 		return scrapeMetrics(ctx, client, p.Base, series...)
 	}
 	before, err := remoteHeapAfterGC(ctx, scrape)
+	if err != nil {
+		return nil, err
+	}
+	// The same window before the run: what the devices (heartbeats,
+	// pings) and the rest of bdp cost without running apps.
+	progress("idle window of %s with the apps created, not running", o.Idle)
+	withoutApps, _, err := idleCPU(ctx, p.cmd.Process.Pid, o.Idle)
 	if err != nil {
 		return nil, err
 	}
@@ -131,25 +142,12 @@ func Apps(ctx context.Context, o AppsOptions) (map[string]any, error) {
 	if m, err = scrape(ctx, runningSeries, acceptedSeries, writtenSeries); err != nil {
 		return nil, err
 	}
-	setup := time.Since(setupStart)
 
-	progress("idle window of %s", o.Idle)
-	pid := p.cmd.Process.Pid
-	c0, err := processCPU(pid)
+	progress("idle window of %s with the apps running", o.Idle)
+	withApps, window, err := idleCPU(ctx, p.cmd.Process.Pid, o.Idle)
 	if err != nil {
 		return nil, err
 	}
-	t0 := time.Now()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(o.Idle):
-	}
-	c1, err := processCPU(pid)
-	if err != nil {
-		return nil, err
-	}
-	window := time.Since(t0)
 	end, err := scrape(ctx, acceptedSeries)
 	if err != nil {
 		return nil, err
@@ -161,7 +159,8 @@ func Apps(ctx context.Context, o AppsOptions) (map[string]any, error) {
 		"heap_inuse_bytes_per_app": perApp("go_memstats_heap_inuse_bytes"),
 		"stack_bytes_per_app":      perApp("go_memstats_stack_inuse_bytes"),
 		"goroutines_per_app":       round((after["go_goroutines"] - before["go_goroutines"]) / float64(apps)),
-		"idle_cpu_percent":         round(float64(c1-c0) / float64(window) * 100),
+		"idle_cpu_percent":         round(withApps),
+		"idle_cpu_percent_no_apps": round(withoutApps),
 		"idle_window_s":            round(window.Seconds()),
 		"idle_writes":              int(end[acceptedSeries] - m[acceptedSeries]),
 		"start_writes_accepted":    int(m[acceptedSeries]), "start_writes_written": int(m[writtenSeries]),
@@ -294,6 +293,27 @@ func forEachProject(ctx context.Context, projects []int64, workers int, f func(i
 		return err
 	}
 	return nil
+}
+
+// idleCPU waits d and answers the process's CPU over it as a
+// percentage of one core, and the window's wall time.
+func idleCPU(ctx context.Context, pid int, d time.Duration) (float64, time.Duration, error) {
+	c0, err := processCPU(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	case <-time.After(d):
+	}
+	c1, err := processCPU(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	window := time.Since(t0)
+	return float64(c1-c0) / float64(window) * 100, window, nil
 }
 
 // clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times
