@@ -17,6 +17,7 @@
 #   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
 #   make bench-mqtt  embedded MQTT broker: 10,000 idle connections (<= 20 KiB heap each, connected in <= 5 s), live out to 10 QoS 1 subscribers under 20,000 obs/s (delivered 1.0, p99 <= 20 ms), QoS 1 ingestion (>= 200,000 obs/s) beside HTTP
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
+#   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -37,7 +38,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps
 
 all: build
 
@@ -169,6 +170,15 @@ bench-mqtt: build
 # The last line is one JSON object; -parts, -runs, -instances size it.
 bench-analytics: build
 	./bin/bdp-bench analytics -bdp bin/bdp
+
+# 1,000 schedule apps (100 projects, 10 rooms each, one simulated edge
+# device per project in the bench process, not in bdp serve) created and
+# run on bdp serve (bench/apps.go); the last line is one JSON object with
+# heap_bytes_per_app (bdp's heap after a collection, apps Running against
+# created) and idle_cpu_percent (bdp's CPU over 30 s with no schedule
+# boundary; idle_cpu_percent_no_apps: the same window before the run).
+bench-apps: build
+	./bin/bdp-bench apps -bdp bin/bdp
 
 clean:
 	rm -rf bin
