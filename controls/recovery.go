@@ -31,6 +31,9 @@ func (r *Runtime) WatchDevices(b Subscriber) (stop func(), err error) {
 		if !ok || !ok2 || err != nil {
 			return
 		}
+		if !edge.MayHoldEvents(payload) {
+			return
+		}
 		a, err := edge.DecodeAlive(payload)
 		if err != nil {
 			return // garbage is the connection actor's to count

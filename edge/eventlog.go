@@ -70,6 +70,9 @@ func (l *EventLog) received(topic string, payload []byte) {
 	if !ok || !ok2 || err != nil || projectID <= 0 {
 		return
 	}
+	if !MayHoldEvents(payload) {
+		return
+	}
 	a, err := DecodeAlive(payload)
 	if err != nil || len(a.Events) == 0 {
 		return // garbage is the connection actor's to count

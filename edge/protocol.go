@@ -376,6 +376,15 @@ func (r Response) Validate() error {
 	return checkFinite("overwritten_value", r.OverwrittenValue)
 }
 
+// MayHoldEvents tells, without decoding, whether a heartbeat can carry
+// events: their key is spelt exactly so (decoders refuse other casings)
+// unless written with escapes. The listeners that only act on events (the
+// event log, the apps' recovery) skip the decode of every other
+// heartbeat.
+func MayHoldEvents(payload []byte) bool {
+	return bytes.Contains(payload, []byte(`"events"`)) || bytes.IndexByte(payload, '\\') >= 0
+}
+
 // DecodeAlive decodes and checks a heartbeat (the platform side).
 func DecodeAlive(payload []byte) (Alive, error) {
 	var a Alive

@@ -223,3 +223,20 @@ func TestValidateFieldsOfOperation(t *testing.T) {
 		checkErr(t, c.r.Validate(), c.want)
 	}
 }
+
+// A heartbeat the decoder reads with events is never skipped by the
+// listeners' MayHoldEvents shortcut, also with the key escaped.
+func FuzzMayHoldEvents(f *testing.F) {
+	for _, s := range []string{
+		`{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T10:59:00Z","kind":"crash","message":"m"}]}`,
+		`{"time":"2026-11-24T11:00:00Z","apps":[],"\u0065vents":[{"time":"2026-11-24T10:59:00Z","kind":"crash","message":"m"}]}`,
+		`{"time":"2026-11-24T11:00:00Z","apps":[],"EVENTS":[{"time":"2026-11-24T10:59:00Z","kind":"crash","message":"m"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if a, err := DecodeAlive(payload); err == nil && len(a.Events) > 0 && !MayHoldEvents(payload) {
+			t.Fatalf("%q: %d events, but MayHoldEvents says none", payload, len(a.Events))
+		}
+	})
+}
