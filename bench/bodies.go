@@ -48,8 +48,13 @@ type bodyCase struct {
 	contentType         string
 	operator            bool
 	fixed               int64
-	body                func() []byte
-	stream              func(w io.Writer) error // a streamed multipart CSV import instead of body
+	// dropsCredentials: the route makes bdp forget the caller's cached
+	// Basic credentials (a password change, through NOTIFY), so the next
+	// request would pay the hash, or not, as the notification's timing
+	// and the runtime's scavenger fell; Bodies re-verifies them unmeasured.
+	dropsCredentials bool
+	body             func() []byte
+	stream           func(w io.Writer) error // a streamed multipart CSV import instead of body
 }
 
 const argon2Cost = 64 << 20
@@ -72,8 +77,34 @@ func Bodies(ctx context.Context, opts Options, csvBytes int64) ([]BodyCost, erro
 			return out, fmt.Errorf("%s: %w", bc.route, err)
 		}
 		out = append(out, cost)
+		if bc.dropsCredentials {
+			if err := p.warmCredentials(ctx); err != nil {
+				return out, fmt.Errorf("%s: %w", bc.route, err)
+			}
+		}
 	}
 	return out, nil
+}
+
+// warmCredentials waits for bdp to forget the caller's credentials and
+// has them verified and cached again by a request that is not measured.
+func (p *Platform) warmCredentials(ctx context.Context) error {
+	time.Sleep(500 * time.Millisecond)
+	req, err := http.NewRequestWithContext(ctx, "GET", p.Base+"/v2/user", nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(p.Email, p.Password)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("re-verifying the credentials: HTTP %d", res.StatusCode)
+	}
+	return nil
 }
 
 func bodyCases(p *Platform, csvBytes int64) []bodyCase {
@@ -117,7 +148,7 @@ func bodyCases(p *Platform, csvBytes int64) []bodyCase {
 				return []byte(form + strings.Repeat("x", SmallBodyLimit-len(form)))
 			}},
 		{route: "PUT /v2/user", method: "PUT", path: "/v2/user", body: small(`{"phone":"1"}`)},
-		{route: "PUT /v2/user/password", method: "PUT", path: "/v2/user/password", fixed: argon2Cost,
+		{route: "PUT /v2/user/password", method: "PUT", path: "/v2/user/password", fixed: argon2Cost, dropsCredentials: true,
 			body: small(fmt.Sprintf(`{"current_password":%q,"new_password":%q}`, p.Password, p.Password))},
 		{route: "POST /v2/company/project", method: "POST", path: "/v2/company/project", body: small(`{"name":"pad-project"}`)},
 		{route: "POST /v2/company/user", method: "POST", path: "/v2/company/user", fixed: argon2Cost,

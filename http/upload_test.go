@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const countObs = `SELECT count(*) FROM observations o JOIN datapoints d ON d.id = o.datapoint WHERE d.project_id = $1`
@@ -128,5 +129,31 @@ func TestUploadNeedsWriteAccess(t *testing.T) {
 	}
 	if n := e.sqlFloat(countObs, pid); n != 1 {
 		t.Fatalf("refused uploads stored data: %v observations", n)
+	}
+}
+
+// An upload larger than one write chunk is stored whole, every datapoint
+// and observation of it, in each datapoint's values.
+func TestUploadLargerThanAChunkIsStoredWhole(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	const perDP = uploadChunk/2 + 17 // three datapoints: the chunks cut inside the second and third
+	base := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	body := map[string]any{}
+	for _, dp := range []string{"a", "b", "c"} {
+		points := make([]map[string]any, perDP)
+		for i := range points {
+			points[i] = map[string]any{"time": base.Add(time.Duration(i) * time.Second).Format(time.RFC3339), "value": float64(i)}
+		}
+		body[dp] = points
+	}
+	e.do("POST", fmt.Sprintf("/v2/project/%d/timeseries", pid), c.Admin, body).want(t, 200)
+	if n := e.sqlFloat(countObs, pid); n != 3*perDP {
+		t.Fatalf("stored %v observations, want %d", n, 3*perDP)
+	}
+	sum := e.sqlFloat(`SELECT sum(o.value) FROM observations o JOIN datapoints d ON d.id = o.datapoint WHERE d.project_id = $1`, pid)
+	if want := 3 * float64(perDP-1) * perDP / 2; sum != want {
+		t.Fatalf("sum of stored values %v, want %v", sum, want)
 	}
 }
