@@ -149,23 +149,38 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 }
 
 // follow records an acked operation's stages as the connection reports
-// them. Its own deadline, a little after the connection's, covers a
-// connection that stopped or restarted meanwhile.
+// them, until the operation ends or its answer timer fires.
 func (s *Setpoints) follow(reference string, deadline time.Time, events <-chan event) {
-	timer := time.NewTimer(time.Until(deadline) + 2*s.m.cfg.Tick)
+	timer := s.answerTimer(deadline)
 	defer timer.Stop()
 	for {
-		var ev event
-		select {
-		case ev = <-events:
-		case <-timer.C:
-			ev = event{stage: StateFailed, reason: "no answer from the edge device within " + s.m.cfg.OperationTimeout.String()}
-		case <-s.ctx.Done():
+		ev, ok := s.nextEvent(s.ctx, events, timer)
+		if !ok {
 			return
 		}
 		if done := s.record(reference, ev); done {
 			return
 		}
+	}
+}
+
+// answerTimer fires a little after an operation's deadline: it covers a
+// connection that stopped or restarted before failing the operation itself.
+func (s *Setpoints) answerTimer(deadline time.Time) *time.Timer {
+	return time.NewTimer(time.Until(deadline) + 2*s.m.cfg.Tick)
+}
+
+// nextEvent waits for the connection's next report on an operation; when
+// timer fires first, the operation failed for want of an answer. false
+// when ctx ended.
+func (s *Setpoints) nextEvent(ctx context.Context, events <-chan event, timer *time.Timer) (event, bool) {
+	select {
+	case ev := <-events:
+		return ev, true
+	case <-timer.C:
+		return event{stage: StateFailed, reason: "no answer from the edge device within " + s.m.cfg.OperationTimeout.String()}, true
+	case <-ctx.Done():
+		return event{}, false
 	}
 }
 
@@ -233,15 +248,11 @@ func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
 	if err := s.m.request(w.ProjectID, req, deadline, events); err != nil {
 		return Operation{}, err
 	}
-	timer := time.NewTimer(time.Until(deadline) + 2*s.m.cfg.Tick)
+	timer := s.answerTimer(deadline)
 	defer timer.Stop()
 	for {
-		var ev event
-		select {
-		case ev = <-events:
-		case <-timer.C:
-			ev = event{stage: StateFailed, reason: "no answer from the edge device within " + s.m.cfg.OperationTimeout.String()}
-		case <-ctx.Done():
+		ev, ok := s.nextEvent(ctx, events, timer)
+		if !ok {
 			return Operation{}, ctx.Err()
 		}
 		if ev.resp != nil && ev.resp.Status == StatusOK {

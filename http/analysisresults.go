@@ -293,11 +293,24 @@ func (s *Server) resultOfComponent(view resultView, cip store.ComponentInProject
 	return item, nil
 }
 
+// colorRank orders signal colours from good to bad; others rank 0.
+func colorRank(c string) int {
+	switch c {
+	case "green":
+		return 1
+	case "yellow":
+		return 2
+	case "red":
+		return 3
+	}
+	return 0
+}
+
 // worstColor is red over yellow over green; grey when there is none.
 func worstColor(colors []string) string {
 	worst, rank := "grey", 0
 	for _, c := range colors {
-		if r := map[string]int{"green": 1, "yellow": 2, "red": 3}[c]; r > rank {
+		if r := colorRank(c); r > rank {
 			worst, rank = c, r
 		}
 	}
