@@ -238,13 +238,7 @@ func (e *env) logText(id string) string {
 
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	edgetest.WaitFor(e.t, what, cond)
 }
 
 // slot is the device's value of dp at priority (nil: empty).

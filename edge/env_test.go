@@ -119,13 +119,7 @@ func (e *env) device(p int64) *edgetest.Device {
 
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	edgetest.WaitFor(e.t, what, cond)
 }
 
 // operation waits until an acked operation leaves initialized and

@@ -17,6 +17,7 @@ import (
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/edge/edgetest"
 	"github.com/openbdp/bdp/edge/sim"
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
@@ -143,13 +144,7 @@ func (e *setpointEnv) writableProject(c company) int64 {
 
 func (e *setpointEnv) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	edgetest.WaitFor(e.t, what, cond)
 }
 
 // setpointPath is POST /v2/datapoint/setpoint with the given query.

@@ -3,6 +3,7 @@ package edgetest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/openbdp/bdp/store"
 )
@@ -42,4 +43,17 @@ func Project(t testing.TB, st *store.Store, name string, maxPriority int, bounde
 		}
 	}
 	return p.ID
+}
+
+// WaitFor polls cond every 10 ms until it holds, failing t after 10 s
+// with what it waited for.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
