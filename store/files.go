@@ -208,13 +208,19 @@ func (s *Store) ReserveUpload(ctx context.Context, space FileSpace, ownerID int6
 }
 
 // CommitUpload turns a reservation whose bytes are stored into the file
-// row and settles the use to the file's final size. It returns the file
-// and, for a replace, the object key of the bytes it replaced, which the
-// caller deletes from the object store. A reservation already committed
-// or released answers NotFound.
+// row and settles the use to the file's final size, r.SizeBytes: as
+// ReserveUpload returned it, or lowered to the bytes actually stored when
+// the reservation was an upper bound (an upload whose size was unknown
+// until its end). More than was reserved answers Invalid and commits
+// nothing. It returns the file and, for a replace, the object key of the
+// bytes it replaced, which the caller deletes from the object store. A
+// reservation already committed or released answers NotFound.
 func (s *Store) CommitUpload(ctx context.Context, r Reservation) (File, string, error) {
 	if err := r.Space.check(); err != nil {
 		return File{}, "", err
+	}
+	if r.SizeBytes < 0 {
+		return File{}, "", fault.Invalidf("invalid file size %d", r.SizeBytes)
 	}
 	var f File
 	var replacedKey string
@@ -222,16 +228,20 @@ func (s *Store) CommitUpload(ctx context.Context, r Reservation) (File, string, 
 		if _, _, err := lockUsage(ctx, tx, r.Space, r.OwnerID); err != nil {
 			return err
 		}
-		var heldFiles, heldBytes int64
+		var reserved, heldFiles, heldBytes int64
 		err := tx.QueryRow(ctx, `DELETE FROM file_reservations WHERE id = $1 AND space = $2 AND owner_id = $3
 			RETURNING path, size_bytes, object_key, files, bytes`, r.ID, string(r.Space), r.OwnerID).
-			Scan(&f.Path, &f.SizeBytes, &f.ObjectKey, &heldFiles, &heldBytes)
+			Scan(&f.Path, &reserved, &f.ObjectKey, &heldFiles, &heldBytes)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fault.NotFoundf("upload reservation not found: already committed or released")
 		}
 		if err != nil {
 			return err
 		}
+		if r.SizeBytes > reserved {
+			return fault.Invalidf("the file has %d bytes, more than the %d bytes reserved for it", r.SizeBytes, reserved)
+		}
+		f.SizeBytes = r.SizeBytes
 		var oldSize int64
 		err = tx.QueryRow(ctx, `SELECT size_bytes, object_key FROM files WHERE space = $1 AND owner_id = $2 AND path = $3`,
 			string(r.Space), r.OwnerID, f.Path).Scan(&oldSize, &replacedKey)
@@ -289,4 +299,96 @@ func (s *Store) ReleaseUpload(ctx context.Context, r Reservation) error {
 		return err
 	})
 	return translate(err, "file")
+}
+
+// fileColumns are the columns scanFile reads, in its order.
+const fileColumns = `path, size_bytes, object_key, created_at, updated_at`
+
+func scanFile(row pgx.Row, space FileSpace, ownerID int64) (File, error) {
+	f := File{Space: space, OwnerID: ownerID}
+	err := row.Scan(&f.Path, &f.SizeBytes, &f.ObjectKey, &f.CreatedAt, &f.UpdatedAt)
+	return f, err
+}
+
+// GetFile returns the committed file at path; NotFound when there is none
+// (an upload still in flight is not a file yet).
+func (s *Store) GetFile(ctx context.Context, space FileSpace, ownerID int64, path string) (File, error) {
+	if err := space.check(); err != nil {
+		return File{}, err
+	}
+	f, err := scanFile(s.pool.QueryRow(ctx, `SELECT `+fileColumns+` FROM files WHERE space = $1 AND owner_id = $2 AND path = $3`,
+		string(space), ownerID, path), space, ownerID)
+	return f, translate(err, "file")
+}
+
+// ListFiles pages through the committed files of a space, sorted by path
+// in byte order of its UTF-8 (so "B" before "a", and a folder's files
+// together), with the number of files that match for the pagination.
+// search, when not empty, keeps the paths that contain it, ignoring case
+// (a search finds; the paths themselves stay case-sensitive). page and
+// perPage are 1-based and positive.
+func (s *Store) ListFiles(ctx context.Context, space FileSpace, ownerID int64, search string, page, perPage int) ([]File, int64, error) {
+	if err := space.check(); err != nil {
+		return nil, 0, err
+	}
+	if page < 1 || perPage < 1 {
+		return nil, 0, fault.Invalidf("page and per_page must be positive, got %d and %d", page, perPage)
+	}
+	const where = `space = $1 AND owner_id = $2 AND ($3 = '' OR strpos(lower(path), lower($3)) > 0)`
+	var total int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM files WHERE `+where, string(space), ownerID, search).Scan(&total); err != nil {
+		return nil, 0, translate(err, "files")
+	}
+	if int64(page-1) > total/int64(perPage) { // past the end; (page-1)*perPage could overflow
+		return []File{}, total, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+fileColumns+` FROM files WHERE `+where+`
+		ORDER BY path COLLATE "C" LIMIT $4 OFFSET $5`, string(space), ownerID, search, perPage, (page-1)*perPage)
+	if err != nil {
+		return nil, 0, translate(err, "files")
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (File, error) { return scanFile(r, space, ownerID) })
+	if err != nil {
+		return nil, 0, translate(err, "files")
+	}
+	return list, total, nil
+}
+
+// DeleteFile removes the file row at path and gives its count and bytes
+// back to the space, under the space's usage lock like every other
+// change. It returns the file, whose object the caller then deletes from
+// the object store. A missing file answers NotFound; a path with an
+// upload in progress Conflict (the upload would otherwise commit over the
+// deletion, or a replace's difference be measured against a file gone).
+func (s *Store) DeleteFile(ctx context.Context, space FileSpace, ownerID int64, path string) (File, error) {
+	if err := space.check(); err != nil {
+		return File{}, err
+	}
+	var f File
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, _, err := lockUsage(ctx, tx, space, ownerID); err != nil {
+			return err
+		}
+		var pending bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM file_reservations
+			WHERE space = $1 AND owner_id = $2 AND path = $3)`, string(space), ownerID, path).Scan(&pending); err != nil {
+			return err
+		}
+		if pending {
+			return fault.Conflictf("an upload to this path is in progress; delete the file once it has ended")
+		}
+		var err error
+		f, err = scanFile(tx.QueryRow(ctx, `DELETE FROM files WHERE space = $1 AND owner_id = $2 AND path = $3
+			RETURNING `+fileColumns, string(space), ownerID, path), space, ownerID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE file_usage SET files = files - 1, space_bytes = space_bytes - $3
+			WHERE space = $1 AND owner_id = $2`, string(space), ownerID, f.SizeBytes)
+		return err
+	})
+	if err != nil {
+		return File{}, translate(err, "file")
+	}
+	return f, nil
 }

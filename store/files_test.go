@@ -303,3 +303,137 @@ func TestFileRowsGoWithTheirProject(t *testing.T) {
 	}
 	wantQuota(t, s, FileSpaceCompany, co, 1, 10)
 }
+
+// An upload whose size was unknown reserves an upper bound and commits
+// with the bytes it stored: the use settles to them, never above what was
+// reserved.
+func TestFileCommitSettlesAnUpperBound(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	_, p := filesFixture(t, s, "acme")
+	if _, err := s.UpdateProjectQuota(ctx, p, QuotaPatch{SpaceBytes: ptr(1000), FileSizeBytes: ptr(1000)}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.ReserveUpload(ctx, FileSpaceProject, p, "big", 800, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 1, 800)
+	over := r
+	over.SizeBytes = 801
+	if _, _, err := s.CommitUpload(ctx, over); !fault.Is(err, fault.Invalid) || !strings.Contains(fault.Message(err), "800 bytes reserved") {
+		t.Fatalf("commit above the reservation: %v", err)
+	}
+	negative := r
+	negative.SizeBytes = -1
+	if _, _, err := s.CommitUpload(ctx, negative); !fault.Is(err, fault.Invalid) {
+		t.Fatalf("commit of a negative size: %v", err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 1, 800) // the refused commits left the reservation as it was
+	r.SizeBytes = 123
+	f, _, err := s.CommitUpload(ctx, r)
+	if err != nil || f.SizeBytes != 123 {
+		t.Fatalf("commit of 123 bytes: %+v, %v", f, err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 1, 123)
+	if got, err := s.GetFile(ctx, FileSpaceProject, p, "big"); err != nil || got.SizeBytes != 123 {
+		t.Fatalf("stored file %+v, %v", got, err)
+	}
+
+	// A replace reserved with an upper bound: it held 900-123, settles to
+	// the difference of what it stored.
+	r, err = s.ReserveUpload(ctx, FileSpaceProject, p, "big", 900, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 1, 900)
+	r.SizeBytes = 50
+	if _, old, err := s.CommitUpload(ctx, r); err != nil || old != f.ObjectKey {
+		t.Fatalf("commit replace: replaced %q, %v", old, err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 1, 50)
+}
+
+func TestFileGetListDelete(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	co, p := filesFixture(t, s, "acme")
+	for _, path := range []string{"b.txt", "Docs/Plan.pdf", "docs/a.pdf", "docs/plan-2.pdf", "a.txt", "docs/sub/x"} {
+		upload(t, s, FileSpaceProject, p, path, int64(len(path)), false)
+	}
+	upload(t, s, FileSpaceCompany, co, "docs/company-only", 1, false)
+	paths := func(list []File) string {
+		var out []string
+		for _, f := range list {
+			out = append(out, f.Path)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		search        string
+		page, perPage int
+		want          string
+		total         int64
+	}{
+		{"", 1, 100, "Docs/Plan.pdf,a.txt,b.txt,docs/a.pdf,docs/plan-2.pdf,docs/sub/x", 6}, // byte order: upper case first
+		{"", 2, 2, "b.txt,docs/a.pdf", 6},
+		{"", 4, 2, "", 6},
+		{"", 1 << 30, 1000, "", 6},
+		{"plan", 1, 100, "Docs/Plan.pdf,docs/plan-2.pdf", 2}, // ignoring case
+		{"DOCS/", 1, 1, "Docs/Plan.pdf", 4},
+		{"%", 1, 100, "", 0}, // literal, not a LIKE pattern
+		{"_", 1, 100, "", 0},
+		{"company", 1, 100, "", 0}, // the company space is another space
+	} {
+		list, total, err := s.ListFiles(ctx, FileSpaceProject, p, tc.search, tc.page, tc.perPage)
+		if err != nil || paths(list) != tc.want || total != tc.total {
+			t.Errorf("search %q page %d/%d: %q, total %d, %v; want %q, total %d", tc.search, tc.page, tc.perPage, paths(list), total, err, tc.want, tc.total)
+		}
+	}
+	if _, _, err := s.ListFiles(ctx, FileSpaceProject, p, "", 0, 10); !fault.Is(err, fault.Invalid) {
+		t.Fatalf("page 0: %v", err)
+	}
+	if f, err := s.GetFile(ctx, FileSpaceProject, p, "docs/a.pdf"); err != nil || f.SizeBytes != 10 || f.ObjectKey == "" {
+		t.Fatalf("get docs/a.pdf: %+v, %v", f, err)
+	}
+	for _, missing := range []string{"DOCS/A.PDF", "docs", "nothing"} {
+		if _, err := s.GetFile(ctx, FileSpaceProject, p, missing); !fault.Is(err, fault.NotFound) {
+			t.Fatalf("get %s: %v", missing, err)
+		}
+	}
+	if _, err := s.GetFile(ctx, FileSpaceCompany, co, "docs/a.pdf"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("a project file found in the company space: %v", err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 6, 5+13+10+15+5+10)
+
+	f, err := s.DeleteFile(ctx, FileSpaceProject, p, "docs/plan-2.pdf")
+	if err != nil || f.Path != "docs/plan-2.pdf" || f.SizeBytes != 15 || f.ObjectKey == "" {
+		t.Fatalf("delete: %+v, %v", f, err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 5, 5+13+10+5+10)
+	if _, err := s.DeleteFile(ctx, FileSpaceProject, p, "docs/plan-2.pdf"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if _, err := s.DeleteFile(ctx, FileSpaceCompany, co, "a.txt"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("delete of a project file through the company space: %v", err)
+	}
+	// An upload in flight to the path: the delete waits for it to end.
+	r, err := s.ReserveUpload(ctx, FileSpaceProject, p, "a.txt", 99, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteFile(ctx, FileSpaceProject, p, "a.txt"); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("delete during an upload: %v", err)
+	}
+	if err := s.ReleaseUpload(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteFile(ctx, FileSpaceProject, p, "a.txt"); err != nil {
+		t.Fatalf("delete after the upload ended: %v", err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 4, 13+10+5+10)
+	wantQuota(t, s, FileSpaceCompany, co, 1, 1)
+	if _, err := s.DeleteFile(ctx, FileSpaceProject, p+1000, "a.txt"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("delete in an unknown project: %v", err)
+	}
+}
