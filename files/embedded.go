@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/versity/versitygw/backend/meta"
@@ -38,6 +39,13 @@ type Embedded struct {
 	close    sync.Once
 }
 
+// running is set while this process runs an embedded store. embedgw
+// refuses a second gateway itself, but only after posix.New has already
+// moved the working directory into the second store's directory, under the
+// first, running one: the first would then write its objects there. This
+// guard refuses before anything changes.
+var running atomic.Bool
+
 // startAttempts is how often a free port is picked again when another
 // process took it between our probe and the gateway's bind (port 0 only).
 const startAttempts = 5
@@ -58,6 +66,17 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded object store: address %q: %w", cfg.Addr, err)
 	}
+	if !running.CompareAndSwap(false, true) {
+		return nil, errors.New("embedded object store: one is already running in this process; only one instance per process is supported")
+	}
+	e, err := startEmbedded(ctx, cfg, host, port)
+	if err != nil {
+		running.Store(false)
+	}
+	return e, err
+}
+
+func startEmbedded(ctx context.Context, cfg EmbeddedConfig, host, port string) (*Embedded, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("embedded object store: %w", err)
 	}
@@ -151,10 +170,12 @@ func startGateway(ctx context.Context, cfg EmbeddedConfig, addr string, ms meta.
 		stop()
 		return nil, fmt.Errorf("embedded object store on %s: %w", addr, errOrStopped(e.err))
 	case <-ctx.Done():
-		e.Close()
+		stop()
+		<-e.done
 		return nil, fmt.Errorf("embedded object store on %s: %w", addr, ctx.Err())
 	case <-timeout.C:
-		e.Close()
+		stop()
+		<-e.done
 		return nil, fmt.Errorf("embedded object store on %s: not listening after %s", addr, startTimeout)
 	}
 }
@@ -193,6 +214,7 @@ func (e *Embedded) Close() error {
 	e.close.Do(func() {
 		e.stop()
 		<-e.done
+		running.Store(false)
 	})
 	return e.err
 }
