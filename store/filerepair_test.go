@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/openbdp/bdp/fault"
+)
+
+func TestOwnerOfKey(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want FileOwner
+		ok   bool
+	}{
+		{"company/7/0b6c", FileOwner{FileSpaceCompany, 7}, true},
+		{"project/123/x/y", FileOwner{FileSpaceProject, 123}, true},
+		{"project/123", FileOwner{}, false},
+		{"project//x", FileOwner{}, false},
+		{"project/07/x", FileOwner{}, false},
+		{"project/+7/x", FileOwner{}, false},
+		{"project/-7/x", FileOwner{}, false},
+		{"project/99999999999999999999/x", FileOwner{}, false},
+		{"project/abc/x", FileOwner{}, false},
+		{"user/7/x", FileOwner{}, false},
+		{"company", FileOwner{}, false},
+	} {
+		got, ok := ownerOfKey(tc.key)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ownerOfKey(%q) = %v, %v; want %v, %v", tc.key, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// age sets when a reservation was made, as a crashed process left it.
+func age(t *testing.T, s *Store, r Reservation, ago time.Duration) {
+	t.Helper()
+	if _, err := s.pool.Exec(context.Background(), `UPDATE file_reservations SET created_at = now() - $2::interval WHERE id = $1`,
+		r.ID, fmt.Sprintf("%d seconds", int(ago.Seconds()))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReleaseStaleReservations(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	co, p := filesFixture(t, s, "acme")
+	upload(t, s, FileSpaceProject, p, "kept", 100, false)
+	crashed, err := s.ReserveUpload(ctx, FileSpaceProject, p, "crashed", 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashedReplace, err := s.ReserveUpload(ctx, FileSpaceProject, p, "kept", 150, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashedCompany, err := s.ReserveUpload(ctx, FileSpaceCompany, co, "c", 7, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.ReserveUpload(ctx, FileSpaceProject, p, "fresh", 10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []Reservation{crashed, crashedReplace, crashedCompany} {
+		age(t, s, r, time.Hour)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 3, 100+1000+50+10)
+
+	released, err := s.ReleaseStaleReservations(ctx, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range released {
+		keys = append(keys, r.ObjectKey)
+	}
+	want := []string{crashed.ObjectKey, crashedReplace.ObjectKey, crashedCompany.ObjectKey}
+	slices.Sort(keys)
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		t.Fatalf("released %v, want the keys of the three stale reservations %v", keys, want)
+	}
+	// The file stays at its size, the fresh upload keeps its hold.
+	wantQuota(t, s, FileSpaceProject, p, 2, 100+10)
+	wantQuota(t, s, FileSpaceCompany, co, 0, 0)
+	if _, _, err := s.CommitUpload(ctx, crashed); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("commit of a released stale reservation: %v", err)
+	}
+	if _, _, err := s.CommitUpload(ctx, fresh); err != nil {
+		t.Fatalf("commit of the fresh upload: %v", err)
+	}
+	// The path of the crashed upload is free again.
+	upload(t, s, FileSpaceProject, p, "crashed", 5, false)
+	wantQuota(t, s, FileSpaceProject, p, 3, 115)
+	if again, err := s.ReleaseStaleReservations(ctx, time.Now().Add(-time.Minute)); err != nil || len(again) != 0 {
+		t.Fatalf("second release: %v, %v; want nothing", again, err)
+	}
+}
+
+func TestRecountFileUsage(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	co, p := filesFixture(t, s, "acme")
+	upload(t, s, FileSpaceProject, p, "a", 100, false)
+	upload(t, s, FileSpaceProject, p, "b", 20, false)
+	upload(t, s, FileSpaceCompany, co, "c", 5, false)
+	if _, err := s.ReserveUpload(ctx, FileSpaceProject, p, "pending", 30, false); err != nil {
+		t.Fatal(err)
+	}
+	if fixed, err := s.RecountFileUsage(ctx); err != nil || len(fixed) != 0 {
+		t.Fatalf("recount of a consistent store: %v, %v; want no correction", fixed, err)
+	}
+	// What a crash or a lost object leaves: counts that no longer match.
+	if _, err := s.pool.Exec(ctx, `UPDATE file_usage SET files = 9, space_bytes = 999 WHERE space = 'project' AND owner_id = $1`, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM file_usage WHERE space = 'company' AND owner_id = $1`, co); err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := s.RecountFileUsage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UsageCorrection{
+		{FileOwner{FileSpaceCompany, co}, QuotaUsage{}, QuotaUsage{Files: 1, SpaceBytes: 5}},
+		{FileOwner{FileSpaceProject, p}, QuotaUsage{Files: 9, SpaceBytes: 999}, QuotaUsage{Files: 3, SpaceBytes: 150}},
+	}
+	if !slices.Equal(fixed, want) {
+		t.Fatalf("corrections %+v, want %+v", fixed, want)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 3, 150)
+	wantQuota(t, s, FileSpaceCompany, co, 1, 5)
+}
+
+func TestObjectInventory(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	co, p := filesFixture(t, s, "acme")
+	_, gone := filesFixture(t, s, "gone")
+	kept, _ := upload(t, s, FileSpaceProject, p, "kept", 100, false)
+	lost, _ := upload(t, s, FileSpaceProject, p, "lost", 40, false)
+	lostCompany, _ := upload(t, s, FileSpaceCompany, co, "lost", 3, false)
+	pending, err := s.ReserveUpload(ctx, FileSpaceProject, p, "pending", 10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneFile, _ := upload(t, s, FileSpaceProject, gone, "x", 1, false)
+	if _, err := s.DeleteProject(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := time.Now().Add(time.Minute) // every row and listed object is older
+	old := cutoff.Add(-time.Hour)
+	orphan := FileOwner{FileSpaceProject, p}.ObjectPrefix() + "orphan"
+	fresh := FileOwner{FileSpaceProject, p}.ObjectPrefix() + "fresh-orphan"
+	odd := "project/not-a-number/x"
+
+	inv, err := s.NewObjectInventory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	for _, o := range []struct {
+		key string
+		at  time.Time
+	}{
+		{kept.ObjectKey, old}, {pending.ObjectKey, old}, {orphan, old}, {odd, old},
+		{goneFile.ObjectKey, old}, {fresh, cutoff.Add(time.Second)}, {orphan, old}, // listed twice
+	} {
+		if err := inv.Add(ctx, o.key, o.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inv.Listed() != 7 {
+		t.Fatalf("listed %d", inv.Listed())
+	}
+	owners, err := inv.GoneOwners(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(owners, []FileOwner{{FileSpaceProject, gone}}) {
+		t.Fatalf("gone owners %v, want project %d", owners, gone)
+	}
+	var orphans []string
+	if err := inv.Orphans(ctx, cutoff, func(key string) error { orphans = append(orphans, key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{orphan, odd}; !slices.Equal(orphans, want) {
+		t.Fatalf("orphans %v, want %v (not the fresh one, the live ones or the gone owner's)", orphans, want)
+	}
+	if n, err := inv.FilesWithoutObject(ctx, cutoff); err != nil || n != 2 {
+		t.Fatalf("files without object: %d, %v; want 2", n, err)
+	}
+	// A row written after the cut-off is never removed, whatever the listing says.
+	if n, err := inv.FilesWithoutObject(ctx, old); err != nil || n != 0 {
+		t.Fatalf("files without object before %v: %d, %v; want 0", old, n, err)
+	}
+	var removed []string
+	n, err := inv.RemoveFilesWithoutObject(ctx, cutoff, func(f File) { removed = append(removed, f.ObjectKey) })
+	if err != nil || n != 2 {
+		t.Fatalf("removed %d, %v; want 2", n, err)
+	}
+	if want := []string{lostCompany.ObjectKey, lost.ObjectKey}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v", removed, want)
+	}
+	if _, err := s.GetFile(ctx, FileSpaceProject, p, "lost"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("lost file still there: %v", err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 2, 110) // kept and the pending upload
+	wantQuota(t, s, FileSpaceCompany, co, 0, 0)
+
+	// The inventory's table is per session and gone after Close: a second
+	// inventory starts empty.
+	inv.Close()
+	inv2, err := s.NewObjectInventory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv2.Close()
+	if n, err := inv2.FilesWithoutObject(ctx, cutoff); err != nil || n != 1 {
+		t.Fatalf("files without object in an empty inventory: %d, %v; want 1 (kept)", n, err)
+	}
+
+	exists, err := s.FileOwnerExists(ctx, FileOwner{FileSpaceProject, gone})
+	if err != nil || exists {
+		t.Fatalf("deleted project exists: %v, %v", exists, err)
+	}
+	exists, err = s.FileOwnerExists(ctx, FileOwner{FileSpaceCompany, co})
+	if err != nil || !exists {
+		t.Fatalf("company exists: %v, %v", exists, err)
+	}
+}
