@@ -75,7 +75,7 @@ func Start(ctx context.Context, opts Options) (*Platform, error) {
 func (p *Platform) serve(ctx context.Context) error {
 	os.Remove(filepath.Join(p.dir, "addresses.json")) // a restart must not find the old address
 	p.cmd = exec.Command(p.opts.Binary, "serve")
-	p.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + p.dir,
+	p.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_S3_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + p.dir,
 		"BDP_DATABASE_URL=" + p.DBURL, "BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, p.opts.Env...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

@@ -29,7 +29,7 @@ PASSWORD="bench-password-1"
 
 # start_server CACHE_TTL: runs bdp serve and waits until it is ready.
 start_server() {
-	BDP_HTTP_ADDR=127.0.0.1:0 BDP_MQTT_ADDR=127.0.0.1:0 BDP_DATA_DIR="$WORK/data" BDP_OPERATOR_TOKEN="$TOKEN" \
+	BDP_HTTP_ADDR=127.0.0.1:0 BDP_MQTT_ADDR=127.0.0.1:0 BDP_S3_ADDR=127.0.0.1:0 BDP_DATA_DIR="$WORK/data" BDP_OPERATOR_TOKEN="$TOKEN" \
 		BDP_CREDENTIAL_CACHE_TTL="$1" ./bin/bdp serve >"$WORK/server.log" 2>&1 &
 	PID=$!
 	rm -f "$WORK/data/addresses.json"

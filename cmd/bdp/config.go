@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ type config struct {
 	MQTTWSAddr      string // empty: no WebSocket listener
 	MQTTClientQueue int    // messages waiting to be written to one MQTT client
 	S3Addr          string
-	DataDir         string
+	DataDir         string // absolute: the embedded object store changes the working directory
 	DatabaseURL     string
 	OperatorToken   string
 	TokenSecret     []byte
@@ -62,6 +63,17 @@ type config struct {
 	// EdgeSimulator runs a simulated edge device per project with setpoint
 	// writing enabled (BDP_EDGE_SIMULATOR=1, cmd/bdp/edge_sim_serve.go).
 	EdgeSimulator bool
+
+	// S3Endpoint is an external S3 store (host:port or http(s)://host:port):
+	// no embedded store runs. Empty: the embedded store on S3Addr.
+	S3Endpoint string
+	// S3AccessKey and S3SecretKey sign requests to the store; for the
+	// embedded store they are its root keys, and empty means the ones
+	// generated and kept in BDP_DATA_DIR/s3-credentials.json.
+	S3AccessKey, S3SecretKey string
+	S3Bucket                 string
+	S3Region                 string // empty: files.DefaultRegion
+	S3PublicURL              string // where download links point; empty: the store's address
 }
 
 // configVars documents every variable with its default, for --help and
@@ -74,8 +86,14 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_MQTT_EXTERNAL", "", "external MQTT broker (Mosquitto 2 with its dynamic-security plugin) as tcp://host:port; set, no embedded broker runs and BDP_MQTT_ADDR, BDP_MQTT_WS_ADDR are unused"},
 	{"BDP_MQTT_ADMIN_USER", "", "the external broker's dynamic-security admin client, which bdp connects as; required with BDP_MQTT_EXTERNAL; no MQTT user may take the name"},
 	{"BDP_MQTT_ADMIN_PASSWORD", "", "its password; required with BDP_MQTT_EXTERNAL"},
-	{"BDP_S3_ADDR", "127.0.0.1:9000", "embedded object store listen address"},
-	{"BDP_DATA_DIR", "./data", "state directory: managed PostgreSQL, addresses.json"},
+	{"BDP_S3_ADDR", "127.0.0.1:9000", "embedded object store (file contents, kept under BDP_DATA_DIR/objects) listen address; port 0 picks a free port"},
+	{"BDP_S3_ENDPOINT", "", "external S3-compatible object store, host:port or http(s)://host:port; set, no embedded store runs and BDP_S3_ADDR is unused"},
+	{"BDP_S3_ACCESS_KEY", "", "object store access key; required with BDP_S3_ENDPOINT; for the embedded store its root key, empty: generated once and kept in BDP_DATA_DIR/s3-credentials.json"},
+	{"BDP_S3_SECRET_KEY", "", "its secret key; set together with BDP_S3_ACCESS_KEY"},
+	{"BDP_S3_BUCKET", "bdp-files", "bucket holding the files; created if missing"},
+	{"BDP_S3_REGION", "", "signing region of the external store; empty: us-east-1; only with BDP_S3_ENDPOINT"},
+	{"BDP_S3_PUBLIC_URL", "", "http(s)://host:port download links point to (the store's public name, or a proxy that passes the Host header on); empty: the store's address"},
+	{"BDP_DATA_DIR", "./data", "state directory: managed PostgreSQL, embedded object store, addresses.json; made absolute at start"},
 	{"BDP_DATABASE_URL", "", "PostgreSQL URL; empty runs a managed cluster under BDP_DATA_DIR/postgres"},
 	{"BDP_OPERATOR_TOKEN", "", "enables the operator API; at least 16 characters"},
 	{"BDP_TOKEN_SECRET", "", "bearer token signing key, at least 32 bytes; empty: generated once, kept in the database"},
@@ -151,12 +169,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 			}
 		}
 	}
-	c.DataDir = get("BDP_DATA_DIR")
-	if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
+	// Absolute before anything runs: the embedded object store changes the
+	// process's working directory.
+	var absErr error
+	if c.DataDir, absErr = filepath.Abs(get("BDP_DATA_DIR")); absErr != nil {
+		bad("BDP_DATA_DIR", absErr)
+	} else if fi, err := os.Stat(c.DataDir); err == nil && !fi.IsDir() {
 		bad("BDP_DATA_DIR", errors.New("exists and is not a directory"))
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		bad("BDP_DATA_DIR", err)
 	}
+	loadS3Config(&c, get, bad)
 	c.DatabaseURL = get("BDP_DATABASE_URL")
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		bad("BDP_DATABASE_URL", errors.New("must start with postgres:// or postgresql://"))
@@ -267,7 +290,7 @@ var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,245}$`)
 
 // secretVars are the variables whose values an error must not repeat.
 var secretVars = map[string]bool{"BDP_DATABASE_URL": true, "BDP_OPERATOR_TOKEN": true, "BDP_TOKEN_SECRET": true,
-	"BDP_MQTT_ADMIN_PASSWORD": true}
+	"BDP_MQTT_ADMIN_PASSWORD": true, "BDP_S3_SECRET_KEY": true}
 
 // checkMQTTURL accepts tcp://host:port (or mqtt://), nothing more.
 func checkMQTTURL(s string) error {

@@ -21,7 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.HTTPAddr != "127.0.0.1:8080" || c.MQTTAddr != "127.0.0.1:1883" || c.S3Addr != "127.0.0.1:9000" {
 		t.Fatalf("addresses: %+v", c)
 	}
-	if c.DataDir != "./data" || c.DatabaseURL != "" || c.OperatorToken != "" || c.TokenSecret != nil {
+	if wd, _ := os.Getwd(); c.DataDir != filepath.Join(wd, "data") || c.DatabaseURL != "" || c.OperatorToken != "" || c.TokenSecret != nil {
 		t.Fatalf("state: %+v", c)
 	}
 	if c.BodyLimit != 32<<20 || c.ImportLimit != 2<<30 || c.TokenTTL != time.Hour || c.CredentialTTL != time.Minute {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,6 +41,14 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer closeDB()
+	// The object store of the file routes. Stopped after the HTTP server has
+	// drained (deferred before it returns), before the database closes.
+	objects, objectAddrs, stopFiles, err := startFiles(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopFiles()
+	_ = objects // for bdphttp.Deps.Files: files.NewService(st, objects, log) (issue 12, helper "routes")
 
 	secret := cfg.TokenSecret
 	if secret == nil {
@@ -136,6 +145,7 @@ func runServe(ctx context.Context) error {
 	}
 	addrs := broker.Addresses()
 	addrs["http"] = ln.Addr().String()
+	maps.Copy(addrs, objectAddrs)
 	if err := writeAddresses(cfg.DataDir, addrs); err != nil {
 		ln.Close()
 		return err

@@ -92,7 +92,7 @@ func startServe(t *testing.T, dataDir string, env ...string) *server {
 	os.Remove(filepath.Join(dataDir, "addresses.json"))
 	s := &server{t: t, dataDir: dataDir, log: &syncBuffer{}, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bdpBinary, "serve")
-	s.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + dataDir,
+	s.cmd.Env = append(os.Environ(), append([]string{"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_S3_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + dataDir,
 		"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_LOG_LEVEL=warn"}, env...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {

@@ -84,6 +84,7 @@ def start(env=None, ready_timeout=120):
         "BDP_HTTP_ADDR": "127.0.0.1:0",
         "BDP_MQTT_ADDR": "127.0.0.1:0",
         "BDP_S3_ADDR": "127.0.0.1:0",
+        "BDP_S3_ADDR": "127.0.0.1:0",
         "BDP_DATA_DIR": data_dir,
         "BDP_OPERATOR_TOKEN": OPERATOR_TOKEN,
         "BDP_LOG_LEVEL": "warn",
