@@ -56,6 +56,12 @@ const startTimeout = 30 * time.Second
 // StartEmbedded starts the store and returns once it accepts connections.
 // ctx bounds only the start; the store runs until Close.
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	return startEmbedded(ctx, cfg, func(dir string) bool { return (meta.XattrMeta{}).Test(dir) == nil })
+}
+
+// startEmbedded is StartEmbedded with the probe for user xattrs given, so
+// a test can take the sidecar path on a filesystem that has them.
+func startEmbedded(ctx context.Context, cfg EmbeddedConfig, hasXattrs func(dir string) bool) (*Embedded, error) {
 	if !filepath.IsAbs(cfg.Dir) {
 		return nil, fmt.Errorf("embedded object store: directory %q is not absolute", cfg.Dir)
 	}
@@ -69,18 +75,18 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if !running.CompareAndSwap(false, true) {
 		return nil, errors.New("embedded object store: one is already running in this process; only one instance per process is supported")
 	}
-	e, err := startEmbedded(ctx, cfg, host, port)
+	e, err := start(ctx, cfg, host, port, hasXattrs)
 	if err != nil {
 		running.Store(false)
 	}
 	return e, err
 }
 
-func startEmbedded(ctx context.Context, cfg EmbeddedConfig, host, port string) (*Embedded, error) {
+func start(ctx context.Context, cfg EmbeddedConfig, host, port string, hasXattrs func(dir string) bool) (*Embedded, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("embedded object store: %w", err)
 	}
-	store, opts, err := metadataStore(cfg.Dir)
+	store, opts, err := metadataStore(cfg.Dir, hasXattrs)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +110,14 @@ func startEmbedded(ctx context.Context, cfg EmbeddedConfig, host, port string) (
 
 // metadataStore keeps object metadata in extended attributes, or, where
 // the filesystem has no user xattrs (tmpfs, some overlays), in a sidecar
-// directory beside dir (the backend refuses one inside it).
-func metadataStore(dir string) (meta.MetadataStorer, posix.PosixOpts, error) {
-	if (meta.XattrMeta{}).Test(dir) == nil {
+// directory beside dir (the backend refuses one inside it). Once a sidecar
+// directory exists it stays in use, so that objects stored without xattrs
+// keep their metadata when the data moves to a filesystem that has them.
+func metadataStore(dir string, hasXattrs func(dir string) bool) (meta.MetadataStorer, posix.PosixOpts, error) {
+	sidecar := filepath.Join(filepath.Dir(dir), "meta-"+filepath.Base(dir))
+	if _, err := os.Stat(sidecar); errors.Is(err, os.ErrNotExist) && hasXattrs(dir) {
 		return meta.XattrMeta{}, posix.PosixOpts{}, nil
 	}
-	sidecar := filepath.Join(filepath.Dir(dir), "meta-"+filepath.Base(dir))
 	if err := os.MkdirAll(sidecar, 0o750); err != nil {
 		return nil, posix.PosixOpts{}, fmt.Errorf("embedded object store: metadata directory: %w", err)
 	}
