@@ -99,6 +99,7 @@ type Embedded struct {
 	server   *mochi.Server
 	sessions *Sessions
 	audience *audienceHook
+	fan      *fanout // live out's fast path (fanout.go)
 	creds    *auth.CredentialCache
 	expired  *expiredUsers
 	metrics  *metrics
@@ -172,6 +173,7 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 		SysTopicResendInterval: 10,
 	})
 	e.sessions = newSessions(e.server)
+	e.fan = newFanout(e)
 	if e.metrics, err = newMetrics(deps.Registry, e.server.Info); err != nil {
 		return nil, err
 	}
@@ -305,6 +307,7 @@ func (e *Embedded) Close(ctx context.Context) error {
 			} else {
 				e.closeListeners()
 			}
+			e.fan.close() // the connections are closed: their writers end
 		}()
 	})
 	select {

@@ -44,13 +44,14 @@ type LiveConfig struct {
 type Live struct {
 	pub      Publisher
 	audience Audience // nil: publish everything
+	fan      *fanout  // the embedded broker's fast path; nil: Publish
 	limit    int
 	skip     map[pipeline.Source]bool
 
-	// topics caches each datapoint's topic, "" for one no subscription
+	// routes caches each datapoint's route, nil for one no subscription
 	// matches, as of the audience's version; only run uses them.
-	topics        map[liveDatapoint]string
-	topicsVersion uint64
+	routes        map[liveDatapoint]*liveRoute
+	routesVersion uint64
 
 	mu     sync.Mutex
 	queue  []pipeline.Stored
@@ -72,9 +73,9 @@ type liveDatapoint struct {
 	dataPointID string
 }
 
-// maxCachedTopics bounds Live's topic cache; past it the cache starts
+// maxCachedRoutes bounds Live's route cache; past it the cache starts
 // over (a walk of the topic index a datapoint).
-const maxCachedTopics = 1 << 16
+const maxCachedRoutes = 1 << 16
 
 // NewLive starts a live publisher; add it to the router (AddTap) to feed
 // it, and Close it after removing it.
@@ -88,7 +89,7 @@ func NewLive(pub Publisher, cfg LiveConfig, reg prometheus.Registerer) (*Live, e
 	if cfg.QueueObservations < 0 {
 		return nil, fmt.Errorf("live: QueueObservations %d is negative", cfg.QueueObservations)
 	}
-	l := &Live{pub: pub, limit: cfg.QueueObservations, skip: map[pipeline.Source]bool{}, topics: map[liveDatapoint]string{},
+	l := &Live{pub: pub, limit: cfg.QueueObservations, skip: map[pipeline.Source]bool{}, routes: map[liveDatapoint]*liveRoute{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_mqtt_live_dropped_total",
 			Help: "Stored observations not published live because the live queue was full."}),
@@ -102,6 +103,9 @@ func NewLive(pub Publisher, cfg LiveConfig, reg prometheus.Registerer) (*Live, e
 			Help: "Stored observations waiting to be published live."}),
 	}
 	l.audience, _ = pub.(Audience)
+	if e, ok := pub.(*Embedded); ok {
+		l.fan = e.fan
+	}
 	for _, s := range cfg.Skip {
 		l.skip[s] = true
 	}
@@ -174,18 +178,25 @@ func (l *Live) run() {
 }
 
 // publish sends one stored batch: its observations are grouped by
-// datapoint in time order, so one topic serves each run of them. The
+// datapoint in time order, so one route serves each run of them. The
 // payloads share one buffer, each capped: the broker keeps them in its
-// clients' queues after Publish returns, so the buffer is never reused.
+// clients' in-flight messages after they are sent, so the buffer is
+// never reused. On the embedded broker the fast path (fanout) delivers
+// them, and the batch's writes start together at its end.
 func (l *Live) publish(s pipeline.Stored) {
 	if l.audience != nil {
-		if v := l.audience.SubscriptionsVersion(); v != l.topicsVersion {
-			clear(l.topics)
-			l.topicsVersion = v
+		if v := l.audience.SubscriptionsVersion(); v != l.routesVersion {
+			clear(l.routes)
+			l.routesVersion = v
 		}
 	}
+	var batch liveBatch
+	if l.fan != nil {
+		batch = l.fan.begin()
+		defer l.fan.flush()
+	}
 	var buf []byte
-	var topic string
+	var route *liveRoute
 	var last pipeline.Observation
 	first := true
 	published, failed, unheard := 0, 0, 0
@@ -194,9 +205,9 @@ func (l *Live) publish(s pipeline.Stored) {
 			continue
 		}
 		if first || o.ProjectID != last.ProjectID || o.DataPointID != last.DataPointID {
-			topic, last, first = l.topic(o.ProjectID, o.DataPointID), o, false
+			route, last, first = l.route(o.ProjectID, o.DataPointID), o, false
 		}
-		if topic == "" {
+		if route == nil {
 			unheard++
 			continue
 		}
@@ -205,7 +216,10 @@ func (l *Live) publish(s pipeline.Stored) {
 		}
 		start := len(buf)
 		buf = codec.AppendObservationJSON(buf, o.Time, o.Value)
-		if err := l.pub.Publish(topic, buf[start:len(buf):len(buf)], 1); err != nil {
+		payload := buf[start:len(buf):len(buf)]
+		if !route.slow {
+			l.fan.deliver(&batch, route, payload)
+		} else if err := l.pub.Publish(route.topic, payload, 1); err != nil {
 			failed++
 			continue
 		}
@@ -216,23 +230,24 @@ func (l *Live) publish(s pipeline.Stored) {
 	l.unheard.Add(float64(unheard))
 }
 
-// topic is a datapoint's topic, or "" when the audience knows no
+// route is a datapoint's route, or nil when the audience knows no
 // subscription that matches it.
-func (l *Live) topic(projectID int64, dataPointID string) string {
-	if l.audience == nil {
-		return codec.DatapointTopic(projectID, dataPointID)
-	}
+func (l *Live) route(projectID int64, dataPointID string) *liveRoute {
 	key := liveDatapoint{projectID, dataPointID}
-	if topic, ok := l.topics[key]; ok {
-		return topic
+	if r, ok := l.routes[key]; ok {
+		return r
 	}
 	topic := codec.DatapointTopic(projectID, dataPointID)
-	if !l.audience.Subscribed(topic) {
-		topic = ""
+	var r *liveRoute
+	switch {
+	case l.fan != nil:
+		r = l.fan.route(topic, projectID, dataPointID)
+	case l.audience == nil || l.audience.Subscribed(topic):
+		r = &liveRoute{topic: topic, slow: true}
 	}
-	if len(l.topics) >= maxCachedTopics {
-		clear(l.topics)
+	if len(l.routes) >= maxCachedRoutes {
+		clear(l.routes)
 	}
-	l.topics[key] = topic
-	return topic
+	l.routes[key] = r
+	return r
 }

@@ -30,7 +30,7 @@ import (
 // small auth hook of the test (accounts by username); it asks the Gate on
 // every delivery as the broker's ACL hook does.
 type liveEnv struct {
-	t        *testing.T
+	t        testing.TB
 	st       *store.Store
 	url      string
 	reg      *prometheus.Registry
@@ -63,7 +63,7 @@ type liveEnvConfig struct {
 	publisher func(*mochiServer) Publisher // default the server itself
 }
 
-func newLiveEnv(t *testing.T, cfg liveEnvConfig) *liveEnv {
+func newLiveEnv(t testing.TB, cfg liveEnvConfig) *liveEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &liveEnv{t: t, reg: prometheus.NewRegistry(), accounts: newTestAccounts()}

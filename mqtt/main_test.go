@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/openbdp/bdp/store"
@@ -13,12 +14,15 @@ import (
 var testCluster *pgcluster.Cluster
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(liveSubscribersEnv); spec != "" {
+		os.Exit(runLiveSubscribers(spec)) // BenchmarkLiveDelivery's child
+	}
 	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testCluster = c })
 }
 
 // openTestStore opens a fresh, migrated database of the test cluster,
 // closed when the test ends, and returns its URL too.
-func openTestStore(t *testing.T) (*store.Store, string) {
+func openTestStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)

@@ -8,7 +8,7 @@ import (
 
 // gatherValue reads a counter or gauge from reg by name and labels (name,
 // value pairs), and whether one matched.
-func gatherValue(t *testing.T, reg prometheus.Gatherer, name string, labels ...string) (float64, bool) {
+func gatherValue(t testing.TB, reg prometheus.Gatherer, name string, labels ...string) (float64, bool) {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {

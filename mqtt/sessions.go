@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"sync"
+	"sync/atomic"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -16,6 +17,10 @@ type Sessions struct {
 
 	mu       sync.RWMutex
 	byClient map[string]*session
+	// version changes after every change of a session's account (put,
+	// ended, revoked, rights changed): live out's fast path keeps a
+	// decision made under a version until it changes.
+	version atomic.Uint64
 }
 
 // session is one client id's session: connected, or kept for a client
@@ -80,6 +85,7 @@ func (s *Sessions) put(cl *mochi.Client, a Account, hash string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.byClient[cl.ID] = &session{account: a, hash: hash, client: cl}
+	s.version.Add(1)
 }
 
 // ended is called when a connection ends (expire: its session ends with
@@ -93,6 +99,7 @@ func (s *Sessions) ended(cl *mochi.Client, expire bool) {
 		return
 	}
 	delete(s.byClient, cl.ID)
+	s.version.Add(1)
 	s.mu.Unlock()
 	if e.revoked {
 		s.discard(cl)
@@ -133,6 +140,7 @@ func (s *Sessions) disconnect(userID int64, code packets.Code) int {
 			connected = append(connected, e.client) // its OnDisconnect discards it
 		}
 	}
+	s.version.Add(1)
 	s.mu.Unlock()
 	for _, cl := range connected {
 		_ = s.server.DisconnectClient(cl, code) // returns code itself for a failure code
@@ -174,6 +182,7 @@ func (s *Sessions) check(userID int64, verdict func(a Account, hash string) (end
 			e.account = updated
 		}
 	}
+	s.version.Add(1)
 	s.mu.Unlock()
 	if len(end) == 0 {
 		return 0

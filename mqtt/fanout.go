@@ -1,0 +1,418 @@
+package mqtt
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/mochi-mqtt/server/v2/system"
+)
+
+// Live out's fast path on the embedded broker. A publish through mochi
+// (Embedded.Publish) costs, for every subscriber of every message, a walk
+// of the topic index that allocates maps, a copy of the packet, the ACL
+// hook (with it the Gate's lookup), a channel send that wakes the
+// client's writer goroutine, and an encoding: 6.4 µs of CPU a delivery,
+// most of two cores at the 200,000 deliveries a second. Live
+// knows which datapoint each message is for, so the fast path does each
+// of those once where it can:
+//   - the subscribers of a datapoint's topic are looked up once per
+//     version of the subscriptions (liveRoute), not per message;
+//   - a subscriber's ACL and TagAuth decision is kept while nothing it
+//     depends on changed: the Gate's generation (every change of users,
+//     roles and tags), the sessions' (connect, revoke, change of rights),
+//     the connection, and the account's expiry, checked each time;
+//   - a message is encoded once and copied to each subscriber with its
+//     packet id;
+//   - a subscriber's messages are written by one goroutine per burst, not
+//     one wake-up each.
+//
+// What a QoS 1 delivery promises is kept through mochi's own client
+// state: each message takes a packet id from the client (NextPacketID)
+// and is recorded in its in-flight messages before it is written, so
+// mochi's PUBACK handling, its resend on reconnect and a kept session
+// (messages for a client that is away wait in flight) work unchanged.
+//
+// A route whose subscribers the fast path does not serve goes through
+// mochi's publish: MQTT 5 clients (flow control, topic aliases, message
+// expiry and subscription identifiers on the wire) and the platform's own
+// subscriptions.
+
+// liveRoute is how one datapoint's messages reach its subscribers, as of
+// a version of the subscriptions. Only Live's goroutine uses it.
+type liveRoute struct {
+	topic       string
+	projectID   int64
+	dataPointID string
+	// slow: publish through mochi, which delivers to every subscriber.
+	slow      bool
+	receivers []liveReceiver
+	head      []byte // the PUBLISH's topic name, length first
+}
+
+// liveReceiver is one subscribing client of a route, with its cached
+// decision.
+type liveReceiver struct {
+	clientID string
+	qos      byte // the subscription's maximum: 0 or 1
+	cl       *mochi.Client
+	w        *liveWriter // nil while cl is closed (a kept session)
+
+	decided        bool
+	allowed        bool
+	gateGen        uint64
+	sessionsGen    uint64
+	validUntilNano int64 // 0: no expiry
+}
+
+// liveBatch is what one deliver call shares: the time, and the
+// generations a decision is valid for.
+type liveBatch struct {
+	now                  time.Time
+	nowNano, created     int64
+	gateGen, sessionsGen uint64
+}
+
+// fanout delivers live messages to the embedded broker's clients.
+type fanout struct {
+	e      *Embedded
+	expiry int64 // seconds a message is kept in flight (mochi's maximum message expiry)
+	queue  int   // messages waiting for one client's writer at most
+
+	// Used by Live's goroutine only.
+	scratch []byte
+	touched []*liveWriter
+
+	mu      sync.Mutex
+	closed  bool
+	writers map[*mochi.Client]*liveWriter
+	running sync.WaitGroup
+}
+
+func newFanout(e *Embedded) *fanout {
+	return &fanout{e: e, expiry: e.server.Options.Capabilities.MaximumMessageExpiryInterval,
+		queue: int(e.cfg.ClientQueue), writers: map[*mochi.Client]*liveWriter{}}
+}
+
+// route finds the subscribers of a datapoint's topic: nil when there are
+// none.
+func (f *fanout) route(topic string, projectID int64, dataPointID string) *liveRoute {
+	subs := f.e.server.Topics.Subscribers(topic)
+	if len(subs.Subscriptions) == 0 && len(subs.InlineSubscriptions) == 0 && len(subs.Shared) == 0 {
+		return nil
+	}
+	r := &liveRoute{topic: topic, projectID: projectID, dataPointID: dataPointID,
+		slow: len(subs.InlineSubscriptions) > 0 || len(subs.Shared) > 0}
+	for id, sub := range subs.Subscriptions {
+		cl, ok := f.e.server.Clients.Get(id)
+		if !ok {
+			continue // mochi skips it too
+		}
+		if cl.Properties.ProtocolVersion >= 5 {
+			r.slow = true
+		}
+		r.receivers = append(r.receivers, liveReceiver{clientID: id, qos: min(sub.Qos, 1), cl: cl})
+	}
+	if r.slow {
+		r.receivers = nil
+	}
+	r.head = append([]byte{byte(len(topic) >> 8), byte(len(topic))}, topic...)
+	return r
+}
+
+// begin starts a batch of deliveries.
+func (f *fanout) begin() liveBatch {
+	now := time.Now()
+	b := liveBatch{now: now, nowNano: now.UnixNano(), created: now.Unix(), sessionsGen: f.e.sessions.version.Load()}
+	if g := f.e.deps.Gate; g != nil {
+		b.gateGen = g.gen.Load()
+	}
+	return b
+}
+
+// deliver sends one message of route r to each of its subscribers the
+// ACL and its creator's TagAuths let read it.
+func (f *fanout) deliver(b *liveBatch, r *liveRoute, payload []byte) {
+	// One encoding, packet id 0, copied to each QoS 1 subscriber with
+	// its own; a QoS 0 subscriber gets it without the id.
+	remaining := len(r.head) + 2 + len(payload)
+	pkt := appendRemaining(append(f.scratch[:0], 0x32), remaining)
+	idAt := len(pkt) + len(r.head)
+	pkt = append(append(append(pkt, r.head...), 0, 0), payload...)
+	f.scratch = pkt
+	for i := range r.receivers {
+		rc := &r.receivers[i]
+		if !f.current(rc) || !f.mayReceive(b, r, rc) {
+			continue
+		}
+		if rc.qos == 0 {
+			if rc.w != nil && rc.w.room() {
+				q0 := append(appendRemaining([]byte{0x30}, remaining-2), r.head...)
+				f.write(rc.w, append(q0, payload...))
+			}
+			continue
+		}
+		f.deliverQoS1(b, r, rc, payload, pkt, idAt)
+	}
+}
+
+// deliverQoS1 records the message in the client's in-flight messages
+// under a fresh packet id, as mochi's publish does, then queues it for
+// the client's writer; a client that is away finds it there when it
+// returns.
+func (f *fanout) deliverQoS1(b *liveBatch, r *liveRoute, rc *liveReceiver, payload, pkt []byte, idAt int) {
+	cl, info := rc.cl, f.e.server.Info
+	if rc.w != nil && !rc.w.room() {
+		atomic.AddInt64(&info.MessagesDropped, 1)
+		return
+	}
+	if cl.State.Inflight.Len() >= maxInflight {
+		atomic.AddInt64(&info.InflightDropped, 1)
+		return
+	}
+	id, err := cl.NextPacketID()
+	if err != nil {
+		atomic.AddInt64(&info.InflightDropped, 1)
+		return
+	}
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, TopicName: r.topic,
+		Payload: payload, Origin: mochi.InlineClientId, Created: b.created, PacketID: uint16(id),
+		ProtocolVersion: cl.Properties.ProtocolVersion}
+	if f.expiry > 0 {
+		pk.Expiry = b.created + f.expiry
+	}
+	if cl.State.Inflight.Set(pk) {
+		atomic.AddInt64(&info.Inflight, 1)
+		cl.State.Inflight.DecreaseSendQuota()
+	}
+	if rc.w == nil {
+		return // away: resent when the client returns
+	}
+	pkt[idAt], pkt[idAt+1] = byte(id>>8), byte(id)
+	f.write(rc.w, pkt)
+}
+
+// current makes sure rc.cl is the connection holding the client id's
+// session: after a reconnect, the new one (and its decision anew).
+func (f *fanout) current(rc *liveReceiver) bool {
+	if !rc.cl.Closed() {
+		return true
+	}
+	cl, ok := f.e.server.Clients.Get(rc.clientID)
+	if !ok {
+		return false
+	}
+	if cl != rc.cl {
+		rc.cl, rc.decided = cl, false
+	}
+	if cl.Closed() {
+		rc.w = nil
+	} else {
+		rc.w = f.writer(cl)
+	}
+	return true
+}
+
+// mayReceive is the broker's ACL for a delivery (authHook.OnACLCheck):
+// a session of the connection, not expired, subscribed inside its tree,
+// and the Gate's read decision for its creator, cached while the
+// generations it was made under hold.
+func (f *fanout) mayReceive(b *liveBatch, r *liveRoute, rc *liveReceiver) bool {
+	if !rc.decided || rc.gateGen != b.gateGen || rc.sessionsGen != b.sessionsGen {
+		if !f.decide(b, r, rc) {
+			return false
+		}
+	}
+	return rc.allowed && (rc.validUntilNano == 0 || b.nowNano < rc.validUntilNano)
+}
+
+// decide computes rc's decision; false when it could not be made (a
+// database that did not answer), which is not cached.
+func (f *fanout) decide(b *liveBatch, r *liveRoute, rc *liveReceiver) bool {
+	a, ok := f.e.sessions.accountOf(rc.cl)
+	allowed := ok && a.MaySubscribe(r.topic)
+	if allowed && f.e.deps.Gate != nil {
+		var err error
+		if allowed, err = f.e.deps.Gate.decideFor(a, r.projectID, r.dataPointID, false); err != nil {
+			return false
+		}
+	}
+	rc.decided, rc.allowed, rc.gateGen, rc.sessionsGen = true, allowed, b.gateGen, b.sessionsGen
+	rc.validUntilNano = 0
+	if !a.ValidUntil.IsZero() {
+		rc.validUntilNano = a.ValidUntil.UnixNano()
+	}
+	if rc.w == nil && !rc.cl.Closed() {
+		rc.w = f.writer(rc.cl)
+	}
+	return true
+}
+
+// writer returns the client's writer, made on first use.
+func (f *fanout) writer(cl *mochi.Client) *liveWriter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.writers[cl]
+	if w == nil {
+		w = &liveWriter{f: f, conn: cl.Net.Conn, info: f.e.server.Info}
+		f.writers[cl] = w
+	}
+	return w
+}
+
+// forget drops the writer of a connection that ended.
+func (f *fanout) forget(cl *mochi.Client) {
+	f.mu.Lock()
+	delete(f.writers, cl)
+	f.mu.Unlock()
+}
+
+// write queues pkt for w and makes sure it goes out: at once when half
+// of the client's queue waits, else at the end of the batch (flush).
+func (f *fanout) write(w *liveWriter, pkt []byte) {
+	switch w.add(pkt, f.queue/2) {
+	case addedFirst:
+		f.touched = append(f.touched, w)
+	case addedHalfFull:
+		f.start(w)
+	}
+}
+
+// flush starts the writers of the batch's messages.
+func (f *fanout) flush() {
+	for _, w := range f.touched {
+		f.start(w)
+	}
+	clear(f.touched)
+	f.touched = f.touched[:0]
+}
+
+// start runs w's goroutine unless it runs; it ends when nothing waits.
+func (f *fanout) start(w *liveWriter) {
+	w.mu.Lock()
+	if w.running || len(w.pending) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
+	w.mu.Unlock()
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return // the broker closed: its connections are gone
+	}
+	f.running.Add(1)
+	f.mu.Unlock()
+	go func() { defer f.running.Done(); w.run() }()
+}
+
+// close waits for the writers; after it, nothing is written.
+func (f *fanout) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.running.Wait()
+}
+
+// liveWriter writes one client's live messages, as mochi's queue and
+// writer goroutine do for its publishes: at most fanout.queue wait (more
+// are dropped and counted), and a write that fails (the connection is
+// gone; writeGuard closes one that takes nothing for clientWriteTimeout)
+// drops what waits. Dropped QoS 1 messages stay in flight, so a kept
+// session gets them again on its return.
+type liveWriter struct {
+	f    *fanout
+	conn net.Conn
+	info *system.Info
+
+	mu      sync.Mutex
+	pending []byte
+	n       int // messages in pending
+	spare   []byte
+	running bool
+	failed  bool
+	queued  atomic.Int32 // messages pending or being written
+}
+
+// add results.
+const (
+	added = iota
+	addedFirst
+	addedHalfFull
+	notAdded
+)
+
+// room tells whether a message fits in the client's queue. Only Live's
+// goroutine adds, so a yes holds until it adds.
+func (w *liveWriter) room() bool { return int(w.queued.Load()) < w.f.queue }
+
+func (w *liveWriter) add(pkt []byte, half int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed {
+		return notAdded
+	}
+	w.pending = append(w.pending, pkt...)
+	w.n++
+	w.queued.Add(1)
+	switch {
+	case w.n == 1:
+		return addedFirst
+	case w.n == half && !w.running:
+		return addedHalfFull
+	}
+	return added
+}
+
+// run writes what waits until nothing does.
+func (w *liveWriter) run() {
+	for {
+		w.mu.Lock()
+		if len(w.pending) == 0 || w.failed {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		out, n := w.pending, w.n
+		w.pending, w.n, w.spare = w.spare[:0], 0, nil
+		w.mu.Unlock()
+		_, err := w.conn.Write(out)
+		w.queued.Add(-int32(n))
+		if err != nil {
+			w.mu.Lock()
+			w.failed = true
+			w.queued.Add(-int32(w.n))
+			w.pending, w.n = nil, 0
+			w.mu.Unlock()
+			continue
+		}
+		atomic.AddInt64(&w.info.MessagesSent, int64(n))
+		atomic.AddInt64(&w.info.PacketsSent, int64(n))
+		atomic.AddInt64(&w.info.BytesSent, int64(len(out)))
+		if cap(out) <= maxKeptWriteBuffer {
+			w.mu.Lock()
+			w.spare = out[:0]
+			w.mu.Unlock()
+		}
+	}
+}
+
+// maxKeptWriteBuffer bounds the buffer a writer keeps between bursts.
+const maxKeptWriteBuffer = 64 << 10
+
+// appendRemaining appends n as MQTT's variable-length integer.
+func appendRemaining(b []byte, n int) []byte {
+	for {
+		digit := byte(n % 128)
+		if n /= 128; n > 0 {
+			digit |= 0x80
+		}
+		b = append(b, digit)
+		if n == 0 {
+			return b
+		}
+	}
+}
