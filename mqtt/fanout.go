@@ -123,9 +123,10 @@ func (f *fanout) route(topic string, projectID int64, dataPointID string) *liveR
 	return r
 }
 
-// begin starts a batch of deliveries.
+// begin starts a batch of deliveries; its time is the broker's clock,
+// which decides expiry.
 func (f *fanout) begin() liveBatch {
-	now := time.Now()
+	now := f.e.cfg.Now()
 	b := liveBatch{now: now, nowNano: now.UnixNano(), created: now.Unix(), sessionsGen: f.e.sessions.version.Load()}
 	if g := f.e.deps.Gate; g != nil {
 		b.gateGen = g.gen.Load()
