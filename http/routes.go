@@ -16,7 +16,7 @@ import (
 // OpenAPI document.
 func v2Routes(s *Server) []*route {
 	const meta, user, company, project, general = store.TagMeta, store.TagUser, store.TagCompany, store.TagProject, store.TagGeneral
-	return []*route{
+	return slices.Concat([]*route{
 		// Meta: no credentials.
 		{Method: "GET", Path: "/v2/meta/endpoints", Tag: meta, Summary: "List the endpoint catalog (ids for roles)",
 			Resp: []endpointEntry{}, Handle: s.listEndpoints},
@@ -378,7 +378,7 @@ func v2Routes(s *Server) []*route {
 			Resp: envelopeOf[projectAssignment]{}, Handle: s.assignProjectRole},
 		{Method: "DELETE", Path: "/v2/project/{project_id}/role/{role_id}/user/{user_id}", Tag: project, Op: "delete", Summary: "Take a project role from a user",
 			Resp: envelopeOf[projectAssignment]{}, Handle: s.unassignProjectRole},
-	}
+	}, s.fileRoutes()) // the document store in both spaces: files.go
 }
 
 // refusedUserFields are the fields of aedifion's user creation and

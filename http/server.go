@@ -22,6 +22,7 @@ import (
 
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/files"
 	"github.com/openbdp/bdp/http/ui"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/rbac"
@@ -64,7 +65,8 @@ type Server struct {
 	hasher     *auth.Hasher
 	mqttPW     MQTTPasswords // nil: the embedded broker
 	components *analytics.Catalog
-	setpoints  Setpoints // nil: setpoint routes answer 503
+	setpoints  Setpoints      // nil: setpoint routes answer 503
+	files      *files.Service // nil: the file routes answer 503
 	tokens     *auth.Tokens
 	creds      *auth.CredentialCache
 	authz      *principalCache
@@ -107,6 +109,9 @@ type Deps struct {
 	// Controls runs controls apps (controls.Runtime); nil answers 503 to
 	// a run.
 	Controls Controls
+	// Files is the document store (company and project files); nil: the
+	// file routes answer 503.
+	Files *files.Service
 }
 
 // MQTTPasswords hands an MQTT user's password to a broker that keeps its
@@ -158,6 +163,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		mqttPW:     deps.MQTTPasswords,
 		components: deps.Components,
 		setpoints:  deps.Setpoints,
+		files:      deps.Files,
 		tokens:     auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:      auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
 	}

@@ -1,0 +1,272 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/store"
+)
+
+// The validity of a download link (api.md 4.9): 10 minutes unless asked,
+// from 1 second to 7 days, the longest a presigned S3 link may live.
+const (
+	DefaultLinkExpiry = 10 * time.Minute
+	MinLinkExpiry     = time.Second
+	MaxLinkExpiry     = 7 * 24 * time.Hour
+)
+
+// exactSizeUpTo is how much of an upload is read before its quota is
+// reserved. A file that ends within it is reserved at its exact size and
+// stored with one PUT of known length; a longer one reserves an upper
+// bound and is streamed. It bounds what an upload holds in memory.
+const exactSizeUpTo = 8 << 20
+
+// cleanupTimeout bounds the clean-up after a failed upload or a replace,
+// which runs even when the request's context has ended.
+const cleanupTimeout = 30 * time.Second
+
+// Service is the document store of companies and projects: file rows and
+// quotas in PostgreSQL (store), bytes in the object store (Objects). The
+// quota is reserved before any byte moves, so a failed upload leaves no
+// row, no object and no used quota behind; what a crash leaves is
+// repaired at the next start (Repair).
+type Service struct {
+	store   *store.Store
+	objects *Objects
+	log     *slog.Logger
+}
+
+// NewService makes the document store over st and obj.
+func NewService(st *store.Store, obj *Objects, log *slog.Logger) *Service {
+	return &Service{store: st, objects: obj, log: log}
+}
+
+// UploadPath is the path of a file named name uploaded into folder (""
+// for the top level). name must be one path segment: a client's file name
+// never picks a folder of its own. Either failing NormalizePath answers
+// Invalid naming which one.
+func UploadPath(folder, name string) (string, error) {
+	switch {
+	case name == "":
+		return "", fault.Invalidf("invalid file name: the form field file has no filename")
+	case strings.Contains(name, "/"):
+		return "", fault.Invalidf("invalid file name: it must not contain /; the query parameter folder says where the file goes")
+	}
+	if _, err := NormalizePath(name); err != nil {
+		return "", fault.Wrap(fault.Invalid, err, "invalid file name: "+strings.TrimPrefix(fault.Message(err), "invalid path: "))
+	}
+	if err := CheckFolder(folder); err != nil || folder == "" {
+		return name, err
+	}
+	return NormalizePath(folder + "/" + name)
+}
+
+// CheckFolder checks the folder of an upload: "" (the top level) or a
+// path that NormalizePath takes as it is.
+func CheckFolder(folder string) error {
+	if folder == "" {
+		return nil
+	}
+	if _, err := NormalizePath(folder); err != nil {
+		return fault.Wrap(fault.Invalid, err, "invalid folder: "+strings.TrimPrefix(fault.Message(err), "invalid path: "))
+	}
+	return nil
+}
+
+// Upload stores the file read from body at folder/name: a new file, or
+// with replace the new content of an existing one. sizeHint is an upper
+// bound of the file's size when known (the request's Content-Length), -1
+// otherwise. Errors reading body are returned as they come, so they
+// should carry a fault kind. Over the per-file limit, the file count or
+// the space left it answers TooLarge naming the limit; a new file where
+// one exists Invalid, a replace of a missing file NotFound, and a second
+// upload to a path in flight Conflict.
+func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int64, folder, name string, body io.Reader,
+	sizeHint int64, replace bool) (store.File, error) {
+	path, err := UploadPath(folder, name)
+	if err != nil {
+		return store.File{}, err
+	}
+	var first bytes.Buffer // grows with what comes, so a small file holds little
+	if _, err := first.ReadFrom(io.LimitReader(body, exactSizeUpTo+1)); err != nil {
+		return store.File{}, err
+	}
+	if first.Len() <= exactSizeUpTo {
+		size := int64(first.Len())
+		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size, replace)
+		if err != nil {
+			return store.File{}, err
+		}
+		return s.storeBytes(ctx, r, &limitedReader{r: &first, remaining: size}, size)
+	}
+
+	// Longer than exactSizeUpTo: the size is known at the end only.
+	q, err := s.store.Quota(ctx, space, ownerID)
+	if err != nil {
+		return store.File{}, err
+	}
+	limit := q.Limits.FileSizeBytes
+	tooLarge := fault.TooLargef("the file is over the per-file limit of %d bytes", limit)
+	if int64(first.Len()) > limit {
+		return store.File{}, tooLarge
+	}
+	bound := limit
+	if sizeHint > int64(first.Len()) && sizeHint < limit {
+		bound = sizeHint
+	}
+	r, err := s.store.ReserveUpload(ctx, space, ownerID, path, bound, replace)
+	if err != nil {
+		if fault.Is(err, fault.TooLarge) {
+			err = fault.Wrap(fault.TooLarge, err, fmt.Sprintf("%s (a file over %d bytes holds the request's Content-Length, "+
+				"at most the per-file limit, until it has arrived)", fault.Message(err), exactSizeUpTo))
+		}
+		return store.File{}, err
+	}
+	return s.storeBytes(ctx, r, &limitedReader{r: io.MultiReader(&first, body), remaining: bound, tooLarge: tooLarge}, -1)
+}
+
+// storeBytes puts the bytes of a reserved upload into the object store
+// (size -1: unknown, streamed) and commits the file at the size stored.
+// Any failure gives the reservation back and deletes the object.
+func (s *Service) storeBytes(ctx context.Context, r store.Reservation, body *limitedReader, size int64) (store.File, error) {
+	n, err := s.objects.Put(ctx, r.ObjectKey, body, size)
+	if body.err != nil {
+		err = body.err // the client's fault, whatever the object store made of it
+	}
+	if err == nil && n > r.SizeBytes {
+		err = fmt.Errorf("the object store took %d bytes, %d were reserved", n, r.SizeBytes)
+	}
+	if err != nil {
+		s.abandon(ctx, r)
+		if fault.KindOf(err) == fault.Internal {
+			s.log.Warn("the object store failed an upload", slog.String("object_key", r.ObjectKey), slog.Any("error", err))
+			return store.File{}, fault.Wrap(fault.Unavailable, err, "the object store failed to take the file; nothing was stored, try again")
+		}
+		return store.File{}, err
+	}
+	r.SizeBytes = n
+	f, replaced, err := s.store.CommitUpload(ctx, r)
+	if err != nil {
+		s.abandon(ctx, r)
+		return store.File{}, err
+	}
+	if replaced != "" {
+		s.deleteObject(ctx, replaced, "replaced")
+	}
+	return f, nil
+}
+
+// abandon undoes a failed upload: its quota back, its object (or the part
+// of it the store kept) gone. A failure here is logged; the start-up
+// repair removes what is left.
+func (s *Service) abandon(ctx context.Context, r store.Reservation) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := s.store.ReleaseUpload(ctx, r); err != nil {
+		s.log.Warn("releasing the quota of a failed upload", slog.String("object_key", r.ObjectKey), slog.Any("error", err))
+	}
+	s.deleteObject(ctx, r.ObjectKey, "failed upload")
+}
+
+// deleteObject deletes an object no row refers to any more; a failure is
+// logged, and the start-up repair deletes it.
+func (s *Service) deleteObject(ctx context.Context, key, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := s.objects.Delete(ctx, key); err != nil {
+		s.log.Warn("deleting the object of a "+why+" file; the next start's repair deletes it",
+			slog.String("object_key", key), slog.Any("error", err))
+	}
+}
+
+// List pages through the files of a space sorted by path; search keeps the
+// paths containing it, ignoring case (store.ListFiles). It returns the
+// page and the number of files that match.
+func (s *Service) List(ctx context.Context, space store.FileSpace, ownerID int64, search string, page, perPage int) ([]store.File, int64, error) {
+	return s.store.ListFiles(ctx, space, ownerID, search, page, perPage)
+}
+
+// Stat returns the file at path.
+func (s *Service) Stat(ctx context.Context, space store.FileSpace, ownerID int64, path string) (store.File, error) {
+	path, err := NormalizePath(path)
+	if err != nil {
+		return store.File{}, err
+	}
+	return s.store.GetFile(ctx, space, ownerID, path)
+}
+
+// Link returns a presigned download link to the file at path, valid for
+// expiry (MinLinkExpiry to MaxLinkExpiry), and the time it expires. The
+// object store checks the signature and the expiry, not bdp.
+func (s *Service) Link(ctx context.Context, space store.FileSpace, ownerID int64, path string, expiry time.Duration) (string, time.Time, error) {
+	if expiry < MinLinkExpiry || expiry > MaxLinkExpiry {
+		return "", time.Time{}, fault.Invalidf("invalid expiry %s: from %s to %s", expiry, MinLinkExpiry, MaxLinkExpiry)
+	}
+	f, err := s.Stat(ctx, space, ownerID, path)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	validUntil := time.Now().Add(expiry)
+	url, err := s.objects.Link(ctx, f.ObjectKey, expiry, f.Path[strings.LastIndexByte(f.Path, '/')+1:])
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("presigning the link of %s: %w", f.ObjectKey, err)
+	}
+	return url, validUntil, nil
+}
+
+// Delete removes the file at path and gives its quota back. Its object is
+// deleted after the row; should that fail, the start-up repair deletes it.
+func (s *Service) Delete(ctx context.Context, space store.FileSpace, ownerID int64, path string) (store.File, error) {
+	path, err := NormalizePath(path)
+	if err != nil {
+		return store.File{}, err
+	}
+	f, err := s.store.DeleteFile(ctx, space, ownerID, path)
+	if err != nil {
+		return store.File{}, err
+	}
+	s.deleteObject(ctx, f.ObjectKey, "deleted")
+	return f, nil
+}
+
+// Quota returns the limits, use and what is left of a space.
+func (s *Service) Quota(ctx context.Context, space store.FileSpace, ownerID int64) (store.FileQuota, error) {
+	return s.store.Quota(ctx, space, ownerID)
+}
+
+// limitedReader is an upload's bytes on their way to the object store:
+// more than remaining answers tooLarge. It keeps the first error of the
+// body, so that the upload answers it rather than the object store's
+// report of the failed transfer.
+type limitedReader struct {
+	r         io.Reader
+	remaining int64
+	tooLarge  error
+	err       error
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if int64(len(p)) > l.remaining+1 {
+		p = p[:l.remaining+1]
+	}
+	n, err := l.r.Read(p)
+	if int64(n) > l.remaining {
+		n, l.remaining, l.err = int(l.remaining), 0, l.tooLarge
+		return n, l.err
+	}
+	l.remaining -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	return n, err
+}
