@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,9 +29,9 @@ const (
 // bound and is streamed. It bounds what an upload holds in memory.
 const exactSizeUpTo = 8 << 20
 
-// cleanupTimeout bounds the clean-up after a failed upload or a replace,
+// undoTimeout bounds the clean-up after a failed upload or a replace,
 // which runs even when the request's context has ended.
-const cleanupTimeout = 30 * time.Second
+const undoTimeout = 30 * time.Second
 
 // Service is the document store of companies and projects: file rows and
 // quotas in PostgreSQL (store), bytes in the object store (Objects). The
@@ -94,17 +95,17 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 	if err != nil {
 		return store.File{}, err
 	}
-	var first bytes.Buffer // grows with what comes, so a small file holds little
-	if _, err := first.ReadFrom(io.LimitReader(body, exactSizeUpTo+1)); err != nil {
+	first, err := readUpTo(body, exactSizeUpTo+1)
+	if err != nil {
 		return store.File{}, err
 	}
-	if first.Len() <= exactSizeUpTo {
-		size := int64(first.Len())
+	if len(first) <= exactSizeUpTo {
+		size := int64(len(first))
 		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size, replace)
 		if err != nil {
 			return store.File{}, err
 		}
-		return s.storeBytes(ctx, r, &limitedReader{r: &first, remaining: size}, size)
+		return s.storeBytes(ctx, r, &limitedReader{r: bytes.NewReader(first), remaining: size}, size)
 	}
 
 	// Longer than exactSizeUpTo: the size is known at the end only.
@@ -114,11 +115,11 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 	}
 	limit := q.Limits.FileSizeBytes
 	tooLarge := fault.TooLargef("the file is over the per-file limit of %d bytes", limit)
-	if int64(first.Len()) > limit {
+	if int64(len(first)) > limit {
 		return store.File{}, tooLarge
 	}
 	bound := limit
-	if sizeHint > int64(first.Len()) && sizeHint < limit {
+	if sizeHint > int64(len(first)) && sizeHint < limit {
 		bound = sizeHint
 	}
 	r, err := s.store.ReserveUpload(ctx, space, ownerID, path, bound, replace)
@@ -129,7 +130,7 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 		}
 		return store.File{}, err
 	}
-	return s.storeBytes(ctx, r, &limitedReader{r: io.MultiReader(&first, body), remaining: bound, tooLarge: tooLarge}, -1)
+	return s.storeBytes(ctx, r, &limitedReader{r: io.MultiReader(bytes.NewReader(first), body), remaining: bound, tooLarge: tooLarge}, -1)
 }
 
 // storeBytes puts the bytes of a reserved upload into the object store
@@ -167,7 +168,7 @@ func (s *Service) storeBytes(ctx context.Context, r store.Reservation, body *lim
 // of it the store kept) gone. A failure here is logged; the start-up
 // repair removes what is left.
 func (s *Service) abandon(ctx context.Context, r store.Reservation) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	if err := s.store.ReleaseUpload(ctx, r); err != nil {
 		s.log.Warn("releasing the quota of a failed upload", slog.String("object_key", r.ObjectKey), slog.Any("error", err))
@@ -178,7 +179,7 @@ func (s *Service) abandon(ctx context.Context, r store.Reservation) {
 // deleteObject deletes an object no row refers to any more; a failure is
 // logged, and the start-up repair deletes it.
 func (s *Service) deleteObject(ctx context.Context, key, why string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	if err := s.objects.Delete(ctx, key); err != nil {
 		s.log.Warn("deleting the object of a "+why+" file; the next start's repair deletes it",
@@ -239,6 +240,31 @@ func (s *Service) Delete(ctx context.Context, space store.FileSpace, ownerID int
 // Quota returns the limits, use and what is left of a space.
 func (s *Service) Quota(ctx context.Context, space store.FileSpace, ownerID int64) (store.FileQuota, error) {
 	return s.store.Quota(ctx, space, ownerID)
+}
+
+// readUpTo reads r to its end or until it has limit bytes. The buffer
+// grows with what arrives, so that a small file holds little memory and a
+// large one at most about limit bytes.
+func readUpTo(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(64<<10, limit))
+	for {
+		room := min(cap(buf), limit) // Grow may round the capacity up
+		if len(buf) == room {
+			if room == limit {
+				return buf, nil
+			}
+			buf = slices.Grow(buf, min(2*cap(buf), limit)-len(buf))
+			room = min(cap(buf), limit)
+		}
+		n, err := r.Read(buf[len(buf):room])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // limitedReader is an upload's bytes on their way to the object store:

@@ -73,6 +73,13 @@ func (e *testEnv) twin() *testEnv {
 // startTestEnv starts a server on the database at url.
 func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweak ...func(*Config)) *testEnv {
 	t.Helper()
+	return startTestEnvDeps(t, url, tweakEngine, func(*Deps) {}, tweak...)
+}
+
+// startTestEnvDeps is startTestEnv with the server's Deps changed by
+// tweakDeps (a document store, say).
+func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweakDeps func(*Deps), tweak ...func(*Config)) *testEnv {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -111,8 +118,9 @@ func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfi
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(ctx, cfg, Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg,
-		Controls: ctrl})
+	deps := Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg, Controls: ctrl}
+	tweakDeps(&deps)
+	srv, err := New(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
