@@ -103,7 +103,7 @@ func (s *Server) fileRoutes() []*route {
 					503: unavailable + ", or the object store failed (nothing was stored)"}},
 			&route{Method: "PUT", Path: sp.base + "/file", Tag: sp.tag, Op: "update", Status: fiber.StatusCreated,
 				Summary: "Replace an existing file (multipart form field file, named as the file) in folder; 404 when the folder or the file is missing",
-				Doc: fileUploadDoc + " The quota counts only the difference to the replaced file; the old content stays readable until the new one is stored.",
+				Doc:     fileUploadDoc + " The quota counts only the difference to the replaced file; the old content stays readable until the new one is stored.",
 				Query: []param{{Name: "folder", Type: "string", Required: true, MaxLength: files.MaxPathBytes,
 					Doc: "the folder of the file to replace; present but empty (folder=) for a file at the top level"}},
 				Body: fileForm{}, StreamBody: true, Resp: envelopeOf[fileResource]{}, Handle: s.uploadFile(true),

@@ -117,7 +117,8 @@ func (e *filesEnv) state(sp fileSpaceOf) string {
 	}
 	slices.Sort(objects) // their keys are random
 	pending := e.sqlFloat(`SELECT count(*) FROM file_reservations WHERE space = $1 AND owner_id = $2`, sp.name, sp.owner)
-	return fmt.Sprintf("used %v; files %v; objects %v; reservations %v", adAt(e.t, q.JSON, "files.quota_used"), paths, objects, pending)
+	return fmt.Sprintf("used %d/%d; files %v; objects %v; reservations %v", num(e.t, q.JSON, "files.quota_used.files"),
+		num(e.t, q.JSON, "files.quota_used.space_bytes"), paths, objects, pending)
 }
 
 func TestFilesRoutesInBothSpaces(t *testing.T) {
@@ -188,7 +189,7 @@ func TestFilesRoutesInBothSpaces(t *testing.T) {
 				t.Fatalf("after the top-level replace: %q", got)
 			}
 			// The replaced objects are gone: one object per file.
-			if st := e.state(sp); st != "used map[files:3 space_bytes:30]; files [Top.txt:3 reports/2026/audit.pdf:22 top.txt:5]; objects [22 3 5]; reservations 0" {
+			if st := e.state(sp); st != "used 3/30; files [Top.txt:3 reports/2026/audit.pdf:22 top.txt:5]; objects [22 3 5]; reservations 0" {
 				t.Fatalf("state after the replaces: %s", st)
 			}
 
@@ -198,7 +199,7 @@ func TestFilesRoutesInBothSpaces(t *testing.T) {
 			}
 			e.do("DELETE", sp.base+"/file?path=Top.txt", sp.as, nil).want(t, 200)
 			e.do("DELETE", sp.base+"/file?path=top.txt", sp.as, nil).want(t, 200)
-			if st := e.state(sp); st != "used map[files:0 space_bytes:0]; files []; objects []; reservations 0" {
+			if st := e.state(sp); st != "used 0/0; files []; objects []; reservations 0" {
 				t.Fatalf("state after deleting everything: %s", st)
 			}
 		})
