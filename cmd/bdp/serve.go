@@ -19,6 +19,7 @@ import (
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/files"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
@@ -48,7 +49,7 @@ func runServe(ctx context.Context) error {
 		return err
 	}
 	defer stopFiles()
-	_ = objects // for bdphttp.Deps.Files: files.NewService(st, objects, log) (issue 12, helper "routes")
+	fileStore := files.NewService(st, objects, log)
 
 	secret := cfg.TokenSecret
 	if secret == nil {
@@ -135,7 +136,7 @@ func runServe(ctx context.Context) error {
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
-		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl})
+		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Files: fileStore})
 	if err != nil {
 		return err
 	}
