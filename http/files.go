@@ -113,7 +113,7 @@ func (s *Server) fileRoutes() []*route {
 					503: unavailable + ", or the object store failed (the old content stays)"}},
 			&route{Method: "GET", Path: sp.base + "/files", Tag: sp.tag, Summary: "List the space's files, sorted by path",
 				Doc: filesDoc,
-				Query: []param{{Name: "search", Type: "string", MaxLength: files.MaxPathBytes, Doc: "only paths containing this text, ignoring case"},
+				Query: []param{{Name: "search", Type: "string", MaxLength: maxTextLen, Doc: "only paths containing this text, ignoring case"},
 					{Name: "page", Type: "integer", Doc: "default 1"}, {Name: "per_page", Type: "integer", Doc: "default 100, at most 1000"}},
 				Resp: fileList{}, Handle: s.listFiles, Errors: map[int]string{503: unavailable}},
 			&route{Method: "GET", Path: sp.base + "/file", Tag: sp.tag, Summary: "A download link to a file, valid for expiry (default 10m, at most 7d)",
@@ -263,7 +263,7 @@ func (s *Server) listFiles(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	items := make([]fileItem, len(list))
 	for i, f := range list {
-		items[i] = fileItem{Path: f.Path, LastModified: f.UpdatedAt, SizeBytes: f.SizeBytes}
+		items[i] = fileItem{Path: f.Path, LastModified: f.UpdatedAt.UTC(), SizeBytes: f.SizeBytes}
 	}
 	return fileList{Items: items, Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
 		TotalItems: int(total), TotalPages: int((total + int64(perPage) - 1) / int64(perPage))}}, nil
