@@ -42,11 +42,15 @@ type Service struct {
 	store   *store.Store
 	objects *Objects
 	log     *slog.Logger
+	// started is when the Service was made, at the process's start:
+	// Repair leaves the reservations and objects of uploads since then
+	// alone.
+	started time.Time
 }
 
 // NewService makes the document store over st and obj.
 func NewService(st *store.Store, obj *Objects, log *slog.Logger) *Service {
-	return &Service{store: st, objects: obj, log: log}
+	return &Service{store: st, objects: obj, log: log, started: time.Now()}
 }
 
 // UploadPath is the path of a file named name uploaded into folder (""
