@@ -50,6 +50,14 @@ func runServe(ctx context.Context) error {
 	}
 	defer stopFiles()
 	fileStore := files.NewService(st, objects, log)
+	// Before HTTP serves: what a crash left between the object store and
+	// the file rows. A failure is logged, not fatal: every step leaves
+	// both consistent, and the next start tries again.
+	if rep, err := fileStore.Repair(ctx); err != nil {
+		log.Error("file store repair failed; the next start repeats it", slog.Any("error", err), slog.Any("done", rep))
+	} else {
+		log.Info("file store repaired", slog.Any("report", rep))
+	}
 
 	secret := cfg.TokenSecret
 	if secret == nil {
