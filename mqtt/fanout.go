@@ -94,8 +94,18 @@ type fanout struct {
 
 func newFanout(e *Embedded) *fanout {
 	return &fanout{e: e, expiry: e.server.Options.Capabilities.MaximumMessageExpiryInterval,
-		queue: int(e.cfg.ClientQueue), writers: map[*mochi.Client]*liveWriter{}}
+		queue: max(int(e.cfg.ClientQueue), maxInflight), writers: map[*mochi.Client]*liveWriter{}}
 }
+
+// A client's live writer holds at most as many messages as may be in
+// flight to it (or BDP_MQTT_CLIENT_QUEUE, if more): a stored batch
+// reaches each subscriber at once, thousands of messages when ingestion
+// is busy, and writing them is the writer's work, not a reason to drop
+// them. They wait encoded, some 100 bytes each, allocated only while they
+// wait; the in-flight records beside them are mochi's (and the bound of
+// a QoS 1 subscriber in any case). The writer starts before the batch
+// ends once liveWriterStart of them wait, so writing overlaps encoding.
+const liveWriterStart = 256
 
 // route finds the subscribers of a datapoint's topic: nil when there are
 // none.
@@ -271,13 +281,13 @@ func (f *fanout) forget(cl *mochi.Client) {
 	f.mu.Unlock()
 }
 
-// write queues pkt for w and makes sure it goes out: at once when half
-// of the client's queue waits, else at the end of the batch (flush).
+// write queues pkt for w and makes sure it goes out: at once when
+// liveWriterStart messages wait, else at the end of the batch (flush).
 func (f *fanout) write(w *liveWriter, pkt []byte) {
-	switch w.add(pkt, f.queue/2) {
+	switch w.add(pkt, liveWriterStart) {
 	case addedFirst:
 		f.touched = append(f.touched, w)
-	case addedHalfFull:
+	case addedEnough:
 		f.start(w)
 	}
 }
@@ -320,7 +330,7 @@ func (f *fanout) close() {
 
 // liveWriter writes one client's live messages, as mochi's queue and
 // writer goroutine do for its publishes: at most fanout.queue wait (more
-// are dropped and counted), and a write that fails (the connection is
+// are dropped and counted in mochi's dropped messages), and a write that fails (the connection is
 // gone; writeGuard closes one that takes nothing for clientWriteTimeout)
 // drops what waits. Dropped QoS 1 messages stay in flight, so a kept
 // session gets them again on its return.
@@ -342,7 +352,7 @@ type liveWriter struct {
 const (
 	added = iota
 	addedFirst
-	addedHalfFull
+	addedEnough
 	notAdded
 )
 
@@ -350,7 +360,7 @@ const (
 // goroutine adds, so a yes holds until it adds.
 func (w *liveWriter) room() bool { return int(w.queued.Load()) < w.f.queue }
 
-func (w *liveWriter) add(pkt []byte, half int) int {
+func (w *liveWriter) add(pkt []byte, enough int) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failed {
@@ -362,8 +372,8 @@ func (w *liveWriter) add(pkt []byte, half int) int {
 	switch {
 	case w.n == 1:
 		return addedFirst
-	case w.n == half && !w.running:
-		return addedHalfFull
+	case w.n == enough && !w.running:
+		return addedEnough
 	}
 	return added
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/openbdp/bdp/codec"
+	"github.com/openbdp/bdp/pipeline"
 )
 
 // Live out's fast path keeps QoS 1's promise: a message a subscriber has
@@ -254,5 +256,31 @@ func (rc *rawClient) expectNothing(t *testing.T) {
 	_ = rc.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 	if b, err := rc.r.ReadByte(); err == nil {
 		t.Fatalf("unexpected packet %#x", b)
+	}
+}
+
+// A stored batch reaches each subscriber at once: a burst of thousands of
+// messages, many times BDP_MQTT_CLIENT_QUEUE, is written to a subscriber
+// that keeps reading, not dropped.
+func TestLiveBurstIsNotDropped(t *testing.T) {
+	const burst = 10_000
+	e := newLiveEnv(t, liveEnvConfig{embedded: true})
+	e.account("reader", e.p1, e.adminA, false)
+	c, _ := dialRaw(t, e.addr, "burst", "reader", true)
+	c.subscribe(t, codec.ProjectTopicPrefix(e.p1)+"#", 1)
+	s := pipeline.Stored{Obs: make([]pipeline.Observation, burst), Sources: make([]pipeline.Source, burst)}
+	for i := range burst {
+		s.Obs[i] = obsAt(e.p1, "dp-"+strconv.Itoa(i%100), i, float64(i))
+	}
+	e.live.DeliverStored(s)
+	for i := range burst {
+		p := c.next(t)
+		if p.payload != payloadOf(i, float64(i)) {
+			t.Fatalf("message %d: %+v", i, p)
+		}
+		c.puback(t, p.id)
+	}
+	if n := e.metric("bdp_mqtt_messages_dropped_total"); n != 0 {
+		t.Fatalf("%v messages dropped", n)
 	}
 }
