@@ -22,7 +22,15 @@ type partResult struct {
 // so memory stays at 2*PartSize whatever the size. Any failure (the reader,
 // the store, ctx) aborts the upload so the store keeps no parts.
 func (o *Objects) putStream(ctx context.Context, key string, r io.Reader) (stored int64, err error) {
-	first := make([]byte, PartSize)
+	select {
+	case o.streams <- struct{}{}:
+		defer func() { <-o.streams }()
+	case <-ctx.Done():
+		return 0, fmt.Errorf("put %s: waiting for one of %d upload slots: %w", key, MaxStreams, ctx.Err())
+	}
+	firstBuf := o.partBuffer()
+	defer o.parts.Put(firstBuf)
+	first := *firstBuf
 	n, rerr := io.ReadFull(r, first)
 	switch {
 	case errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF):
@@ -30,6 +38,10 @@ func (o *Objects) putStream(ctx context.Context, key string, r io.Reader) (store
 	case rerr != nil:
 		return 0, fmt.Errorf("put %s: read: %w", key, rerr)
 	}
+
+	secondBuf := o.partBuffer()
+	defer o.parts.Put(secondBuf)
+	bufs := [2][]byte{first, *secondBuf}
 
 	uploadID, err := o.core.NewMultipartUpload(ctx, o.bucket, key, streamedPut)
 	if err != nil {
@@ -48,8 +60,7 @@ func (o *Objects) putStream(ctx context.Context, key string, r io.Reader) (store
 		}
 	}()
 
-	bufs := [2][]byte{first, make([]byte, PartSize)}
-	data, last := first, false
+	data, last := first[:n], false
 	var parts []minio.CompletePart
 	for num := 1; ; num++ {
 		done := make(chan partResult, 1)
@@ -90,4 +101,13 @@ func (o *Objects) putStream(ctx context.Context, key string, r io.Reader) (store
 		return 0, fmt.Errorf("put %s: complete multipart upload: %w", key, err)
 	}
 	return stored, nil
+}
+
+// partBuffer is a PartSize buffer, recycled across uploads.
+func (o *Objects) partBuffer() *[]byte {
+	if b, ok := o.parts.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, PartSize)
+	return &b
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -28,6 +29,11 @@ const PartSize = 8 << 20
 
 // maxParts is S3's limit on the parts of one multipart upload.
 const maxParts = 10000
+
+// MaxStreams is how many uploads of unknown length stream at once, each
+// holding two parts (16 MiB); more wait for a free slot (or their ctx),
+// so that many concurrent large uploads cannot take the process's memory.
+const MaxStreams = 8
 
 // cleanupTimeout bounds the abort of a failed multipart upload, which runs
 // even when the caller's context is already cancelled.
@@ -51,9 +57,14 @@ type Objects struct {
 	bucket string
 	// client talks to the store; public only signs links for PublicURL (its
 	// region is fixed, so signing never calls the network).
-	client *minio.Client
-	core   minio.Core
-	public *minio.Client
+	client    *minio.Client
+	core      minio.Core
+	public    *minio.Client
+	transport *http.Transport // client's, for Close
+	// streams holds a slot per upload of unknown length in flight
+	// (MaxStreams); parts recycles their part buffers.
+	streams chan struct{}
+	parts   sync.Pool
 }
 
 // OpenObjects checks cfg, connects to the store and creates the bucket if
@@ -74,17 +85,19 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("object store: missing %s", strings.Join(missing, ", "))
 	}
-	client, err := newClient(cfg.Endpoint, cfg)
+	client, transport, err := newClient(cfg.Endpoint, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("object store endpoint %q: %w", cfg.Endpoint, err)
 	}
 	public := client
 	if cfg.PublicURL != "" {
-		if public, err = newClient(cfg.PublicURL, cfg); err != nil {
+		// Only signs; it never opens a connection.
+		if public, _, err = newClient(cfg.PublicURL, cfg); err != nil {
 			return nil, fmt.Errorf("object store public URL %q: %w", cfg.PublicURL, err)
 		}
 	}
-	o := &Objects{bucket: cfg.Bucket, client: client, core: minio.Core{Client: client}, public: public}
+	o := &Objects{bucket: cfg.Bucket, client: client, core: minio.Core{Client: client}, public: public,
+		transport: transport, streams: make(chan struct{}, MaxStreams)}
 	if err := o.ensureBucket(ctx, cfg.Region); err != nil {
 		return nil, err
 	}
@@ -92,31 +105,45 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 }
 
 // newClient makes a path-style client for endpoint, which is "host:port" or
-// a URL with scheme http or https and nothing after the port.
-func newClient(endpoint string, cfg ObjectsConfig) (*minio.Client, error) {
+// a URL with scheme http or https and nothing after the port, and returns
+// it with its transport.
+func newClient(endpoint string, cfg ObjectsConfig) (*minio.Client, *http.Transport, error) {
 	host, secure := endpoint, false
 	if strings.Contains(endpoint, "://") {
 		u, err := url.Parse(endpoint)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, fmt.Errorf("scheme %q is not http or https", u.Scheme)
+			return nil, nil, fmt.Errorf("scheme %q is not http or https", u.Scheme)
 		}
 		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-			return nil, errors.New("only scheme, host and port are allowed")
+			return nil, nil, errors.New("only scheme, host and port are allowed")
 		}
 		host, secure = u.Host, u.Scheme == "https"
 	}
 	if host == "" {
-		return nil, errors.New("no host")
+		return nil, nil, errors.New("no host")
 	}
-	return minio.New(host, &minio.Options{
+	transport, err := minio.DefaultTransport(secure)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := minio.New(host, &minio.Options{
 		Creds:        credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
 		Secure:       secure,
 		Region:       cfg.Region,
 		BucketLookup: minio.BucketLookupPath,
+		Transport:    transport,
 	})
+	return c, transport, err
+}
+
+// Close drops the idle connections to the store. The store stays usable
+// (a later call opens new ones); call Close before stopping an embedded
+// store, whose shutdown waits up to 10 s for every open connection.
+func (o *Objects) Close() {
+	o.transport.CloseIdleConnections()
 }
 
 func (o *Objects) ensureBucket(ctx context.Context, region string) error {
@@ -150,19 +177,20 @@ var streamedPut = minio.PutObjectOptions{
 }
 
 // Put stores r under key and returns the number of bytes stored. With size
-// >= 0 the body is exactly size bytes, sent as one streamed PUT. With size
-// -1 the length is unknown: the body is sent as a multipart upload of
-// PartSize parts, at most two of which are held in memory, and the upload
-// is aborted if reading or sending fails, so no parts are left behind. An
-// error of r is returned wrapped, so its kind survives.
+// >= 0 the body is exactly size bytes, sent as one streamed PUT (S3 allows
+// up to 5 GiB in one; send a larger body with size -1). With size -1 the length is unknown: the
+// body is sent as a multipart upload of PartSize parts, at most two of
+// which are held in memory, and the upload is aborted if reading or
+// sending fails, so no parts are left behind. An error of r is returned
+// wrapped, so its kind survives.
 func (o *Objects) Put(ctx context.Context, key string, r io.Reader, size int64) (int64, error) {
-	if size < -1 {
+	switch {
+	case size < -1:
 		return 0, fmt.Errorf("put %s: invalid size %d", key, size)
+	case size == -1:
+		return o.putStream(ctx, key, r)
 	}
-	if size >= 0 {
-		return o.putKnown(ctx, key, r, size)
-	}
-	return o.putStream(ctx, key, r)
+	return o.putKnown(ctx, key, r, size)
 }
 
 func (o *Objects) putKnown(ctx context.Context, key string, r io.Reader, size int64) (int64, error) {
@@ -173,15 +201,24 @@ func (o *Objects) putKnown(ctx context.Context, key string, r io.Reader, size in
 	return info.Size, nil
 }
 
-// Link returns a URL on the public endpoint that downloads key until expiry
-// passes (1 s to 7 days, S3's range), saved as downloadName.
+// MaxLinkExpiry is the longest a link may stay valid: S3's limit on
+// presigned URLs.
+const MaxLinkExpiry = 7 * 24 * time.Hour
+
+// Link returns a URL on the public endpoint that downloads key, saved as
+// downloadName, for at least expiry (1 s to MaxLinkExpiry) and less than a
+// second more: S3 signs with the current second, truncated, so the link is
+// signed for one second more than asked (MaxLinkExpiry at most).
 func (o *Objects) Link(ctx context.Context, key string, expiry time.Duration, downloadName string) (string, error) {
+	if expiry < time.Second || expiry > MaxLinkExpiry {
+		return "", fmt.Errorf("link %s: expiry %s is not between 1s and %s", key, expiry, MaxLinkExpiry)
+	}
 	params := url.Values{}
 	if downloadName != "" {
 		params.Set("response-content-disposition",
 			mime.FormatMediaType("attachment", map[string]string{"filename": downloadName}))
 	}
-	u, err := o.public.PresignedGetObject(ctx, o.bucket, key, expiry, params)
+	u, err := o.public.PresignedGetObject(ctx, o.bucket, key, min(expiry+time.Second, MaxLinkExpiry), params)
 	if err != nil {
 		return "", fmt.Errorf("link %s: %w", key, err)
 	}
@@ -202,11 +239,12 @@ func (o *Objects) Delete(ctx context.Context, key string) error {
 const deleteBatch = 1000
 
 // DeletePrefix removes every object whose key starts with prefix. It lists
-// a page, deletes it and lists again from the start, so it never walks a
-// listing while the keys under it disappear.
+// a page, deletes it and lists on after its last key, so it never follows
+// a continuation token while the keys before it disappear.
 func (o *Objects) DeletePrefix(ctx context.Context, prefix string) error {
+	after := ""
 	for {
-		page, err := o.core.ListObjectsV2(o.bucket, prefix, "", "", "", deleteBatch)
+		page, err := o.core.ListObjectsV2(o.bucket, prefix, after, "", "", deleteBatch)
 		if err != nil {
 			return fmt.Errorf("delete prefix %s: list: %w", prefix, err)
 		}
@@ -218,6 +256,7 @@ func (o *Objects) DeletePrefix(ctx context.Context, prefix string) error {
 			keys <- minio.ObjectInfo{Key: obj.Key}
 		}
 		close(keys)
+		after = page.Contents[len(page.Contents)-1].Key
 		for rerr := range o.client.RemoveObjects(ctx, o.bucket, keys, minio.RemoveObjectsOptions{}) {
 			if rerr.Err != nil && !isNotFound(rerr.Err) {
 				return fmt.Errorf("delete prefix %s: %s: %w", prefix, rerr.ObjectName, rerr.Err)

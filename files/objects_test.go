@@ -323,7 +323,7 @@ func TestLinkSignatureAndExpiry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	link, err := o.Link(ctx, "company/3/report", time.Second, "Bericht März.pdf")
+	link, err := o.Link(ctx, "company/3/report", time.Minute, "Bericht März.pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,13 +362,50 @@ func TestLinkSignatureAndExpiry(t *testing.T) {
 		}
 	}
 
+	// A 1-s link: valid at once (at least 1 s, whatever the fraction of the
+	// second it was signed in), expired 2 s later.
+	short, err := o.Link(ctx, "company/3/report", time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _, _, body := get(t, short); status != http.StatusOK {
+		t.Fatalf("fresh 1-s link: %d %s", status, body)
+	}
 	time.Sleep(2100 * time.Millisecond)
-	status, _, _, resp, body := get(t, link)
+	status, _, _, resp, body := get(t, short)
 	if status != http.StatusForbidden || !strings.Contains(body, "<Code>AccessDenied</Code>") || !strings.Contains(body, "Request has expired") {
 		t.Fatalf("expired link: %d %s, want 403 AccessDenied, Request has expired", status, body)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/xml" {
 		t.Fatalf("expired link: Content-Type %q, want application/xml", ct)
+	}
+}
+
+// Link refuses an expiry S3 cannot sign; the longest allowed is signed as
+// is, the others with one second more (whole seconds).
+func TestLinkExpiryRange(t *testing.T) {
+	o := filestest.Open(t)
+	for _, tc := range []struct {
+		expiry  time.Duration
+		expires string // X-Amz-Expires; "": refused
+	}{
+		{0, ""}, {999 * time.Millisecond, ""}, {files.MaxLinkExpiry + time.Second, ""},
+		{time.Second, "2"}, {10 * time.Minute, "601"}, {files.MaxLinkExpiry, "604800"},
+	} {
+		link, err := o.Link(context.Background(), "company/1/x", tc.expiry, "")
+		if tc.expires == "" {
+			if err == nil {
+				t.Errorf("expiry %s: link made, want refused", tc.expiry)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("expiry %s: %v", tc.expiry, err)
+		}
+		u, _ := url.Parse(link)
+		if got := u.Query().Get("X-Amz-Expires"); got != tc.expires {
+			t.Errorf("expiry %s: X-Amz-Expires %s, want %s", tc.expiry, got, tc.expires)
+		}
 	}
 }
 
@@ -427,5 +464,54 @@ func TestOpenObjectsRefusesBadConfig(t *testing.T) {
 				t.Fatalf("OpenObjects: %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// stalled yields one part and a byte, then blocks until release is closed
+// and ends: an upload that holds a streaming slot as long as a test wants.
+type stalled struct {
+	left    int
+	release chan struct{}
+}
+
+func (s *stalled) Read(b []byte) (int, error) {
+	if s.left == 0 {
+		<-s.release
+		return 0, io.EOF
+	}
+	n := min(len(b), s.left)
+	clear(b[:n])
+	s.left -= n
+	return n, nil
+}
+
+// At most MaxStreams uploads of unknown length stream at once (each holds
+// two parts); one more waits for a slot, and gives up with its ctx.
+func TestPutUnknownSizeWaitsForASlot(t *testing.T) {
+	ctx := context.Background()
+	o := filestest.Open(t)
+	release := make(chan struct{})
+	errs := make(chan error, files.MaxStreams)
+	for i := range files.MaxStreams {
+		go func() {
+			_, err := o.Put(ctx, fmt.Sprintf("company/9/%d", i), &stalled{left: files.PartSize + 1, release: release}, -1)
+			errs <- err
+		}()
+	}
+	// Give the stalled uploads time to take their slots.
+	time.Sleep(500 * time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := o.Put(wctx, "company/9/waiting", strings.NewReader("x"), -1); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "slots") {
+		t.Fatalf("upload beyond %d streams: %v, want it to wait for a slot until its deadline", files.MaxStreams, err)
+	}
+	close(release)
+	for range files.MaxStreams {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := o.Put(ctx, "company/9/after", strings.NewReader("x"), -1); err != nil || n != 1 {
+		t.Fatalf("upload after the slots were freed: %d, %v", n, err)
 	}
 }

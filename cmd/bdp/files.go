@@ -138,6 +138,13 @@ func startFiles(ctx context.Context, cfg config, log *slog.Logger) (*files.Objec
 		stop()
 		return nil, nil, nil, err
 	}
+	stopStore := stop
+	stop = func() {
+		// Idle connections first: the embedded store's shutdown waits for
+		// every open one.
+		objects.Close()
+		stopStore()
+	}
 	log.Info("object store ready", slog.String("endpoint", ocfg.Endpoint), slog.String("bucket", ocfg.Bucket),
 		slog.Bool("external", cfg.S3Endpoint != ""))
 	return objects, addrs, stop, nil
