@@ -201,17 +201,14 @@ func (o *Objects) putKnown(ctx context.Context, key string, r io.Reader, size in
 	return info.Size, nil
 }
 
-// MaxLinkExpiry is the longest a link may stay valid: S3's limit on
-// presigned URLs.
-const MaxLinkExpiry = 7 * 24 * time.Hour
-
 // Link returns a URL on the public endpoint that downloads key, saved as
-// downloadName, for at least expiry (1 s to MaxLinkExpiry) and less than a
-// second more: S3 signs with the current second, truncated, so the link is
-// signed for one second more than asked (MaxLinkExpiry at most).
+// downloadName, for at least expiry (MinLinkExpiry to MaxLinkExpiry, S3's
+// range for presigned URLs) and less than a second more: S3 signs with the
+// current second, truncated, so the link is signed for one second more
+// than asked (MaxLinkExpiry at most).
 func (o *Objects) Link(ctx context.Context, key string, expiry time.Duration, downloadName string) (string, error) {
-	if expiry < time.Second || expiry > MaxLinkExpiry {
-		return "", fmt.Errorf("link %s: expiry %s is not between 1s and %s", key, expiry, MaxLinkExpiry)
+	if expiry < MinLinkExpiry || expiry > MaxLinkExpiry {
+		return "", fmt.Errorf("link %s: expiry %s is not between %s and %s", key, expiry, MinLinkExpiry, MaxLinkExpiry)
 	}
 	params := url.Values{}
 	if downloadName != "" {
