@@ -1,9 +1,11 @@
 package http
 
 import (
+	"context"
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -148,7 +150,29 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 	s.authz.forgetProject(p.ID)
 	s.ingest.ForgetProject(p.ID)
 	s.authz.invalidate()
+	s.deleteProjectFiles(c.UserContext(), p.ID)
 	return ok("delete", p), nil
+}
+
+// deleteFilesTimeout bounds the deletion of a deleted project's objects.
+const deleteFilesTimeout = 2 * time.Minute
+
+// deleteProjectFiles deletes the objects of a deleted project's files
+// (their rows went with the project). The project is gone whatever
+// happens here: a failure is logged, and the repair at the next start
+// deletes what is left. A client hanging up does not stop it half-way; a
+// store that stops answering does not hold the answer longer than
+// deleteFilesTimeout.
+func (s *Server) deleteProjectFiles(ctx context.Context, projectID int64) {
+	if s.files == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteFilesTimeout)
+	defer cancel()
+	if err := s.files.DeleteOwner(ctx, store.FileSpaceProject, projectID); err != nil {
+		s.log.Warn("delete the files of a deleted project; the next start's repair deletes them",
+			slog.Int64("project_id", projectID), slog.Any("error", err))
+	}
 }
 
 // requireWriteEveryDatapoint refuses to delete a project unless the
