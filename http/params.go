@@ -23,21 +23,17 @@ import (
 // checkQueryNames answers 400 for the first query parameter r does not
 // declare. checkParams has checked the names' text before.
 func checkQueryNames(c *fiber.Ctx, r *route) error {
-	var err error
-	c.Context().QueryArgs().VisitAll(func(k, _ []byte) {
-		if err != nil {
-			return
-		}
+	for k := range c.Context().QueryArgs().All() {
 		name := string(k)
 		switch {
 		case slices.ContainsFunc(r.Query, func(p param) bool { return p.Name == name }):
 		case slices.Contains(r.RefusedQuery, name):
-			err = fault.Invalidf("parameter %s is not supported by bdp (aedifion's API has it; bdp refuses it rather than ignore it); nothing was done", name)
+			return fault.Invalidf("parameter %s is not supported by bdp (aedifion's API has it; bdp refuses it rather than ignore it); nothing was done", name)
 		default:
-			err = fault.Invalidf("unknown query parameter %q: %s %s takes %s; nothing was done", clip(name), r.Method, r.Path, queryNames(r))
+			return fault.Invalidf("unknown query parameter %q: %s %s takes %s; nothing was done", clip(name), r.Method, r.Path, queryNames(r))
 		}
-	})
-	return err
+	}
+	return nil
 }
 
 // queryNames lists the query parameters r takes, for error messages.

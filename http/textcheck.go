@@ -44,16 +44,15 @@ func checkParams(c *fiber.Ctx, declared []param) error {
 			return fault.Invalidf("query parameter %s: at most %d characters", p.Name, p.MaxLength)
 		}
 	}
-	var err error
-	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
-		if err == nil {
-			err = checkText("query parameter "+strconv.Quote(clip(string(k))), v, textControl)
+	for k, v := range c.Context().QueryArgs().All() {
+		if err := checkText("query parameter "+strconv.Quote(clip(string(k))), v, textControl); err != nil {
+			return err
 		}
-		if err == nil {
-			err = checkText("a query parameter name", k, textControl)
+		if err := checkText("a query parameter name", k, textControl); err != nil {
+			return err
 		}
-	})
-	return err
+	}
+	return nil
 }
 
 // checkText refuses invalid UTF-8 and the runes bad reports.
@@ -83,13 +82,12 @@ func checkBodyText(c *fiber.Ctx) error {
 		return nil
 	}
 	if bytes.HasPrefix(c.Request().Header.ContentType(), []byte(fiber.MIMEApplicationForm)) {
-		var err error
-		c.Request().PostArgs().VisitAll(func(k, v []byte) {
-			if err == nil {
-				err = checkText("form field "+strconv.Quote(clip(string(k))), v, textControl)
+		for k, v := range c.Request().PostArgs().All() {
+			if err := checkText("form field "+strconv.Quote(clip(string(k))), v, textControl); err != nil {
+				return err
 			}
-		})
-		return err
+		}
+		return nil
 	}
 	return checkJSONText(body)
 }
