@@ -18,6 +18,7 @@
 #   make bench-mqtt  embedded MQTT broker: 10,000 idle connections (<= 20 KiB heap each, connected in <= 5 s), live out to 10 QoS 1 subscribers under 20,000 obs/s (delivered 1.0, p99 <= 20 ms), QoS 1 ingestion (>= 200,000 obs/s) beside HTTP
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
+#   make bench-files  document store: 100 MiB up and down through bdp vs minio-go straight to its store (goals: ratios >= 0.8), bdp's RSS during a 1 GiB upload (goal: growth <= 32 MiB)
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -38,7 +39,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps bench-files
 
 all: build
 
@@ -179,6 +180,16 @@ bench-analytics: build
 # boundary; idle_cpu_percent_no_apps: the same window before the run).
 bench-apps: build
 	./bin/bdp-bench apps -bdp bin/bdp
+
+# Issue 12's figures (bench/files.go), on a fresh bdp serve whose embedded
+# S3 store gets root keys from the bench: one 1 GiB upload through bdp with
+# its VmRSS sampled every 20 ms (rss_growth_mib), then 5 interleaved rounds
+# of a 100 MiB file through bdp (POST .../file; link + GET of the link)
+# and with minio-go straight to the same store (PutObject, GetObject);
+# upload_ratio and download_ratio are bdp's median MB/s over the direct
+# median. Every download is checked (length, CRC-32C).
+bench-files: build
+	./bin/bdp-bench files -bdp bin/bdp
 
 clean:
 	rm -rf bin

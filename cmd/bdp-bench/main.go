@@ -29,6 +29,7 @@ func scenarios() map[string]scenario {
 		"analytics": analyticsScenario(),
 		"setpoint":  setpointScenario(),
 		"apps":      appsScenario(),
+		"files":     filesScenario(),
 		"formula":   {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
