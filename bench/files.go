@@ -16,6 +16,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/openbdp/bdp/files"
 )
 
 // FilesOptions configure `bdp-bench files`: the document store's upload
@@ -29,10 +30,6 @@ type FilesOptions struct {
 	Bucket     string
 	Progress   io.Writer
 }
-
-// filesRegion is the region bdp's embedded store answers for by default
-// (BDP_S3_REGION unset); naming it spares minio-go a location lookup.
-const filesRegion = "us-east-1"
 
 // directPutOptions are how the direct side writes: one streamed PUT of a
 // known size, with neither SHA-256 payload hashing nor a checksum
@@ -76,7 +73,7 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 	}
 	load0 := loadAverage()
 	access, secret := randomHex(10), randomHex(20)
-	p, err := Start(ctx, Options{Binary: o.Binary, Env: []string{"BDP_S3_ACCESS_KEY=" + access, "BDP_S3_SECRET_KEY=" + secret, "BDP_S3_ADDR=127.0.0.1:0"}})
+	p, err := Start(ctx, Options{Binary: o.Binary, Env: []string{"BDP_S3_ACCESS_KEY=" + access, "BDP_S3_SECRET_KEY=" + secret}})
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +82,7 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(access, secret, ""), Secure: secure, Region: filesRegion})
+	mc, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(access, secret, ""), Secure: secure, Region: files.DefaultRegion})
 	if err != nil {
 		return nil, fmt.Errorf("minio client for %s: %w", endpoint, err)
 	}
