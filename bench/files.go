@@ -61,7 +61,9 @@ func directPutOptions() minio.PutObjectOptions {
 // and CRC-32C compared with what was generated, so a route that stores or
 // serves the wrong bytes fails instead of looking fast. MB/s are 10^6
 // bytes of file content per second; the ratios are bdp's median over the
-// direct median.
+// direct median. bdp_upload_cpu_ms and direct_upload_cpu_ms are bdp
+// serve's CPU during an upload of each side (for the direct side, its
+// embedded store's share alone): where a low upload_ratio comes from.
 func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 	progress := func(format string, args ...any) {
 		if o.Progress != nil {
@@ -91,7 +93,7 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 	}
 	// Room for the large file and a round's files; the reservation of an
 	// upload is bounded by its Content-Length, a little over the file.
-	quota := map[string]any{"files": 1000, "space_bytes": 2*o.LargeBytes + 4*o.SizeBytes, "file_size_bytes": o.LargeBytes + 1<<20}
+	quota := map[string]any{"files": 1000, "space_bytes": 2*o.LargeBytes + 4*o.SizeBytes, "file_size_bytes": max(o.LargeBytes, o.SizeBytes) + 1<<20}
 	if err := p.Do(ctx, "PUT", fmt.Sprintf("/operator/projects/%d/quota", p.ProjectID), quota, nil, true); err != nil {
 		return nil, err
 	}
@@ -110,7 +112,23 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 		return nil, err
 	}
 
-	var upDirect, upBDP, downDirect, downBDP, linkMS []float64
+	var upDirect, upBDP, downDirect, downBDP, linkMS, cpuDirect, cpuBDP []float64
+	pid := p.cmd.Process.Pid
+	// bdp's own CPU (utime+stime) during an upload, in ms: for the direct
+	// side that is the embedded store's share, for bdp's the store's plus
+	// the route's, which tells where a low ratio comes from.
+	cpuDuring := func(into *[]float64, f func() error) error {
+		c0, err := processCPU(pid)
+		if err != nil {
+			return err
+		}
+		if err := f(); err != nil {
+			return err
+		}
+		c1, err := processCPU(pid)
+		*into = append(*into, float64((c1 - c0).Milliseconds()))
+		return err
+	}
 	mbps := func(d time.Duration) float64 { return round(float64(o.SizeBytes) / d.Seconds() / 1e6) }
 	for r := 0; r < o.Rounds; r++ {
 		seed := uint64(r + 1)
@@ -127,15 +145,19 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 		key, name := fmt.Sprintf("bench/direct-%d.bin", r), fmt.Sprintf("round-%d.bin", r)
 		var path string
 		direct := func() error {
-			d, err := fc.directPut(ctx, key, o.SizeBytes, seed)
-			upDirect = append(upDirect, mbps(d))
-			return err
+			return cpuDuring(&cpuDirect, func() error {
+				d, err := fc.directPut(ctx, key, o.SizeBytes, seed)
+				upDirect = append(upDirect, mbps(d))
+				return err
+			})
 		}
-		viaBDP := func() (err error) {
-			var d time.Duration
-			d, path, err = fc.upload(ctx, "bench", name, o.SizeBytes, seed)
-			upBDP = append(upBDP, mbps(d))
-			return err
+		viaBDP := func() error {
+			return cpuDuring(&cpuBDP, func() (err error) {
+				var d time.Duration
+				d, path, err = fc.upload(ctx, "bench", name, o.SizeBytes, seed)
+				upBDP = append(upBDP, mbps(d))
+				return err
+			})
 		}
 		directDown := func() error {
 			d, n, sum, err := fc.directGet(ctx, key)
@@ -179,6 +201,8 @@ func Files(ctx context.Context, o FilesOptions) (map[string]any, error) {
 		"bdp_download_mb_s":    Median(downBDP),
 		"direct_download_mb_s": Median(downDirect),
 		"link_ms":              Median(linkMS),
+		"bdp_upload_cpu_ms":    Median(cpuBDP),
+		"direct_upload_cpu_ms": Median(cpuDirect),
 		"bdp_upload_raw":       upBDP, "direct_upload_raw": upDirect, "bdp_download_raw": downBDP, "direct_download_raw": downDirect,
 		"loadavg_after": loadAverage(),
 	} {
@@ -278,7 +302,6 @@ func (fc *filesClient) upload(ctx context.Context, folder, name string, size int
 	if err != nil {
 		return 0, "", err
 	}
-	defer body.Body.Close()
 	u := fmt.Sprintf("%s/v2/project/%d/file?folder=%s", fc.p.Base, fc.p.ProjectID, url.QueryEscape(folder))
 	req, err := http.NewRequestWithContext(ctx, "POST", u, body.Body)
 	if err != nil {
