@@ -80,13 +80,20 @@ func repair(ctx context.Context, st *store.Store, objects *Objects, log *slog.Lo
 		if err := objects.Delete(ctx, r.ObjectKey); err != nil {
 			return rep, fmt.Errorf("repair: %w", err)
 		}
+		// Its Put is dead however recently it stored a part: its key is
+		// its own, so every upload to it goes.
+		n, err := objects.abortUploads(ctx, r.ObjectKey, func(time.Time) bool { return true })
+		rep.UploadsAborted += n
+		if err != nil {
+			return rep, fmt.Errorf("repair: %w", err)
+		}
 	}
 
 	// The parts of bdp's space in the bucket; the repair never looks at,
 	// let alone deletes, anything else.
 	prefixes := []string{string(store.FileSpaceCompany) + "/", string(store.FileSpaceProject) + "/"}
 	for _, prefix := range prefixes {
-		n, err := objects.abortUploadsBefore(ctx, prefix, storeCutoff)
+		n, err := objects.abortUploads(ctx, prefix, func(initiated time.Time) bool { return initiated.Before(storeCutoff) })
 		rep.UploadsAborted += n
 		if err != nil {
 			return rep, fmt.Errorf("repair: %w", err)
@@ -170,11 +177,11 @@ func repair(ctx context.Context, st *store.Store, objects *Objects, log *slog.Lo
 // most.
 const uploadsPage = 1000
 
-// abortUploadsBefore aborts the multipart uploads under prefix begun
-// before before and returns how many. Put aborts its own upload when it
-// fails, but not when the process dies: the parts stay in the store,
+// abortUploads aborts the multipart uploads under prefix that abort picks
+// by when they began (to the second, or the last part's write), and returns how many. Put aborts its own upload when
+// it fails, but not when the process dies: the parts stay in the store,
 // taking space, in no listing of objects.
-func (o *Objects) abortUploadsBefore(ctx context.Context, prefix string, before time.Time) (int, error) {
+func (o *Objects) abortUploads(ctx context.Context, prefix string, abort func(initiated time.Time) bool) (int, error) {
 	aborted := 0
 	keyMarker, idMarker := "", ""
 	for {
@@ -183,7 +190,7 @@ func (o *Objects) abortUploadsBefore(ctx context.Context, prefix string, before 
 			return aborted, fmt.Errorf("list multipart uploads %s: %w", prefix, err)
 		}
 		for _, u := range page.Uploads {
-			if !u.Initiated.Before(before) {
+			if !abort(u.Initiated) {
 				continue
 			}
 			if err := o.core.AbortMultipartUpload(ctx, o.bucket, u.Key, u.UploadID); err != nil && !isNotFound(err) {

@@ -223,7 +223,15 @@ func TestRepairAfterCrash(t *testing.T) {
 	// Something else in the bucket, not bdp's.
 	e.put(t, "backups/notes.txt", 5)
 
+	// A crash during a Put of unknown length whose last part the store
+	// stamped with the second the next process starts in.
+	crashedLate, err := e.st.ReserveUpload(ctx, store.FileSpaceProject, p, "late.bin", 30<<20, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	after := restart(e)
+	e.beginMultipart(t, crashedLate.ObjectKey)
 	// An upload of the new process, in progress while the repair runs.
 	fresh := e.reserveAndPut(t, store.FileSpaceProject, p, "fresh.bin", 64, false)
 	freshStream, err := e.st.ReserveUpload(ctx, store.FileSpaceProject, p, "fresh-stream.bin", 10<<20, false)
@@ -236,7 +244,7 @@ func TestRepairAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := files.RepairReport{StaleReservations: 2, UploadsAborted: 1, ObjectsListed: 5, OrphanObjects: 1, FilesWithoutObject: 1, UsageRecounted: 1}
+	want := files.RepairReport{StaleReservations: 3, UploadsAborted: 2, ObjectsListed: 5, OrphanObjects: 1, FilesWithoutObject: 1, UsageRecounted: 1}
 	if rep != want {
 		t.Fatalf("report %+v, want %+v", rep, want)
 	}
