@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -380,4 +381,112 @@ func TestRepairKeepsRowsWhenTheStoreIsEmpty(t *testing.T) {
 	if _, err := e.st.GetFile(ctx, store.FileSpaceCompany, e.companyID, "b"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkRepairLiveObjects is the repair at every start of a store whose
+// objects all have their rows: listing, inventory and comparison of
+// n keys (nothing to delete). peak-heap-MiB is how far the heap grew
+// above where it began: the keys go to PostgreSQL in batches of 1,000,
+// not into a Go map, so it stays the same for ten times the objects.
+func BenchmarkRepairLiveObjects(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) { benchmarkRepair(b, n) })
+	}
+}
+
+func benchmarkRepair(b *testing.B, repairObjects int) {
+	ctx := context.Background()
+	e := &repairEnv{url: testCluster.TestDatabase(b), cfg: filestest.Start(b), log: slog.New(slog.DiscardHandler)}
+	var err error
+	if e.objects, err = files.OpenObjects(ctx, e.cfg); err != nil {
+		b.Fatal(err)
+	}
+	if e.st, err = store.Open(ctx, e.url); err != nil {
+		b.Fatal(err)
+	}
+	defer e.st.Close()
+	if _, err := e.st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: "bench"},
+		store.NewUser{FirstName: "A", LastName: "B", Email: "a@bench.test", PasswordHash: "h"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]string, repairObjects)
+	paths := make([]string, repairObjects)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("project/%d/%08d", p.ID, i)
+		paths[i] = fmt.Sprintf("f/%08d", i)
+	}
+	work := make(chan string)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for k := range work {
+				if _, err := e.objects.Put(ctx, k, bytes.NewReader(nil), 0); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	for range 8 {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, e.url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO files (space, owner_id, path, size_bytes, object_key)
+		SELECT 'project', $1, unnest($2::text[]), 0, unnest($3::text[])`, p.ID, paths, keys); err != nil {
+		b.Fatal(err)
+	}
+	conn.Close(ctx)
+	svc := files.NewService(e.st, e.objects, e.log)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+		}
+	}()
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := svc.Repair(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.ObjectsListed != int64(repairObjects) || rep.OrphanObjects != 0 || rep.FilesWithoutObject != 0 {
+			b.Fatalf("report %+v", rep)
+		}
+	}
+	close(stop)
+	<-sampled
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(repairObjects), "µs/object")
+	b.ReportMetric(float64(peak-base)/(1<<20), "peak-heap-MiB")
 }
