@@ -167,7 +167,6 @@ func (h *authHook) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) {
 }
 
 func (h *authHook) OnDisconnect(cl *mochi.Client, _ error, expire bool) {
-	h.b.fan.forget(cl)
 	h.b.sessions.ended(cl, expire)
 }
 

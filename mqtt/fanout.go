@@ -1,7 +1,9 @@
 package mqtt
 
 import (
+	"encoding/binary"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,10 +38,12 @@ import (
 // mochi's PUBACK handling, its resend on reconnect and a kept session
 // (messages for a client that is away wait in flight) work unchanged.
 //
-// A route whose subscribers the fast path does not serve goes through
-// mochi's publish: MQTT 5 clients (flow control, topic aliases, message
-// expiry and subscription identifiers on the wire) and the platform's own
-// subscriptions.
+// A route with the platform's own subscriptions goes through mochi's
+// publish. MQTT 5 clients get what mochi sends them: the message expiry
+// interval and their subscription identifiers as properties; no message
+// larger than their maximum packet size; no topic aliases (the server
+// may choose not to use them); and no more messages unacknowledged than
+// their receive maximum, the rest held back in order (fanout_flow.go).
 
 // liveRoute is how one datapoint's messages reach its subscribers, as of
 // a version of the subscriptions. Only Live's goroutine uses it.
@@ -57,15 +61,48 @@ type liveRoute struct {
 // decision.
 type liveReceiver struct {
 	clientID string
+	sub      packets.Subscription
 	qos      byte // the subscription's maximum: 0 or 1
 	cl       *mochi.Client
 	w        *liveWriter // nil while cl is closed (a kept session)
+	wire     liveWire
 
 	decided        bool
 	allowed        bool
 	gateGen        uint64
 	sessionsGen    uint64
 	validUntilNano int64 // 0: no expiry
+}
+
+// liveWire is what a client's protocol adds to a PUBLISH.
+type liveWire struct {
+	v5      bool
+	props   []byte // MQTT 5 properties: message expiry, subscription identifiers
+	ids     []int  // the subscription identifiers, for the in-flight record
+	maxSize uint32 // the client's maximum packet size; 0: none
+	shared  bool   // props are the expiry alone: the encoding is shared
+}
+
+// wireOf is what cl's protocol and subscription sub add to a PUBLISH, as
+// mochi's publishToClient and WritePacket add them.
+func (f *fanout) wireOf(cl *mochi.Client, sub packets.Subscription) liveWire {
+	var w liveWire
+	if cl.Properties.ProtocolVersion < 5 {
+		return w
+	}
+	w.v5, w.maxSize, w.shared = true, cl.Properties.Props.MaximumPacketSize, len(sub.Identifiers) == 0
+	w.props = f.expiryProps
+	if !w.shared {
+		for _, id := range sub.Identifiers {
+			w.ids = append(w.ids, id)
+		}
+		slices.Sort(w.ids)
+		w.props = slices.Clone(f.expiryProps)
+		for _, id := range w.ids {
+			w.props = appendRemaining(append(w.props, 0x0B), id) // subscription identifier
+		}
+	}
+	return w
 }
 
 // liveBatch is what one deliver call shares: the time, and the
@@ -82,7 +119,15 @@ type fanout struct {
 	expiry int64 // seconds a message is kept in flight (mochi's maximum message expiry)
 	queue  int   // messages waiting for one client's writer at most
 
-	// Used by Live's goroutine only.
+	// expiryProps is the message expiry interval property mochi gives its
+	// publishes to MQTT 5 clients (none when there is no maximum).
+	expiryProps []byte
+
+	// Used by Live's goroutine only: the message's shared encodings, by
+	// MQTT 5 and QoS, made on first use (enc.seq == seq), and the writers
+	// the batch gave work.
+	seq     uint64
+	enc     [2][2]liveEncoding
 	scratch []byte
 	touched []*liveWriter
 
@@ -93,8 +138,19 @@ type fanout struct {
 }
 
 func newFanout(e *Embedded) *fanout {
-	return &fanout{e: e, expiry: e.server.Options.Capabilities.MaximumMessageExpiryInterval,
+	f := &fanout{e: e, expiry: e.server.Options.Capabilities.MaximumMessageExpiryInterval,
 		queue: max(int(e.cfg.ClientQueue), maxInflight), writers: map[*mochi.Client]*liveWriter{}}
+	if f.expiry > 0 {
+		f.expiryProps = binary.BigEndian.AppendUint32([]byte{0x02}, uint32(f.expiry))
+	}
+	return f
+}
+
+// liveEncoding is one PUBLISH as encoded, packet id 0 at idAt.
+type liveEncoding struct {
+	seq  uint64
+	pkt  []byte
+	idAt int
 }
 
 // A client's live writer holds at most as many messages as may be in
@@ -121,10 +177,8 @@ func (f *fanout) route(topic string, projectID int64, dataPointID string) *liveR
 		if !ok {
 			continue // mochi skips it too
 		}
-		if cl.Properties.ProtocolVersion >= 5 {
-			r.slow = true
-		}
-		r.receivers = append(r.receivers, liveReceiver{clientID: id, qos: min(sub.Qos, 1), cl: cl})
+		r.receivers = append(r.receivers, liveReceiver{clientID: id, sub: sub, qos: min(sub.Qos, 1), cl: cl,
+			wire: f.wireOf(cl, sub)})
 	}
 	if r.slow {
 		r.receivers = nil
@@ -147,22 +201,19 @@ func (f *fanout) begin() liveBatch {
 // deliver sends one message of route r to each of its subscribers the
 // ACL and its creator's TagAuths let read it.
 func (f *fanout) deliver(b *liveBatch, r *liveRoute, payload []byte) {
-	// One encoding, packet id 0, copied to each QoS 1 subscriber with
-	// its own; a QoS 0 subscriber gets it without the id.
-	remaining := len(r.head) + 2 + len(payload)
-	pkt := appendRemaining(append(f.scratch[:0], 0x32), remaining)
-	idAt := len(pkt) + len(r.head)
-	pkt = append(append(append(pkt, r.head...), 0, 0), payload...)
-	f.scratch = pkt
+	f.seq++
 	for i := range r.receivers {
 		rc := &r.receivers[i]
 		if !f.current(rc) || !f.mayReceive(b, r, rc) {
 			continue
 		}
+		pkt, idAt := f.encoding(r, rc, payload)
+		if rc.wire.maxSize > 0 && len(pkt) > int(rc.wire.maxSize) {
+			continue // mochi does not send it either
+		}
 		if rc.qos == 0 {
 			if rc.w != nil && rc.w.room() {
-				q0 := append(appendRemaining([]byte{0x30}, remaining-2), r.head...)
-				f.write(rc.w, append(q0, payload...))
+				f.write(rc.w, pkt)
 			}
 			continue
 		}
@@ -170,40 +221,103 @@ func (f *fanout) deliver(b *liveBatch, r *liveRoute, payload []byte) {
 	}
 }
 
+// encoding is the message as rc gets it, packet id 0: one encoding per
+// message is shared by the subscribers whose protocol adds the same, and
+// copied to each writer with its own packet id.
+func (f *fanout) encoding(r *liveRoute, rc *liveReceiver, payload []byte) ([]byte, int) {
+	if rc.wire.v5 && !rc.wire.shared {
+		f.scratch, _ = appendPublish(f.scratch[:0], rc.qos, r.head, rc.wire.props, payload, true)
+		return f.scratch, publishIDAt(f.scratch, r.head)
+	}
+	v5 := 0
+	if rc.wire.v5 {
+		v5 = 1
+	}
+	e := &f.enc[v5][rc.qos]
+	if e.seq != f.seq {
+		e.seq = f.seq
+		e.pkt, e.idAt = appendPublish(e.pkt[:0], rc.qos, r.head, rc.wire.props, payload, rc.wire.v5)
+	}
+	return e.pkt, e.idAt
+}
+
+// appendPublish appends a PUBLISH of payload to the topic whose name
+// (length first) is head, at qos (its packet id 0, at idAt), with MQTT 5
+// properties when v5.
+func appendPublish(dst []byte, qos byte, head, props, payload []byte, v5 bool) (pkt []byte, idAt int) {
+	n := len(head) + len(payload)
+	if qos > 0 {
+		n += 2
+	}
+	if v5 {
+		n += remainingLen(len(props)) + len(props)
+	}
+	dst = append(appendRemaining(append(dst, 0x30|qos<<1), n), head...)
+	idAt = len(dst)
+	if qos > 0 {
+		dst = append(dst, 0, 0)
+	}
+	if v5 {
+		dst = append(appendRemaining(dst, len(props)), props...)
+	}
+	return append(dst, payload...), idAt
+}
+
+// publishIDAt is where appendPublish put the packet id of pkt.
+func publishIDAt(pkt, head []byte) int {
+	at := 1
+	for pkt[at]&0x80 != 0 {
+		at++
+	}
+	return at + 1 + len(head)
+}
+
 // deliverQoS1 records the message in the client's in-flight messages
 // under a fresh packet id, as mochi's publish does, then queues it for
 // the client's writer; a client that is away finds it there when it
 // returns.
 func (f *fanout) deliverQoS1(b *liveBatch, r *liveRoute, rc *liveReceiver, payload, pkt []byte, idAt int) {
-	cl, info := rc.cl, f.e.server.Info
 	if rc.w != nil && !rc.w.room() {
-		atomic.AddInt64(&info.MessagesDropped, 1)
+		atomic.AddInt64(&f.e.server.Info.MessagesDropped, 1)
 		return
 	}
-	if cl.State.Inflight.Len() >= maxInflight {
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, TopicName: r.topic,
+		Payload: payload, Origin: mochi.InlineClientId, Created: b.created,
+		ProtocolVersion: rc.cl.Properties.ProtocolVersion}
+	pk.Properties.SubscriptionIdentifier = rc.wire.ids
+	if f.expiry > 0 {
+		pk.Expiry = b.created + f.expiry
+	}
+	switch {
+	case rc.w == nil:
+		f.take(rc.cl, &pk, maxInflight) // away: resent when the client returns
+	case rc.w.limit < maxInflight:
+		f.deliverLimited(rc.w, rc.cl, pk, pkt, idAt)
+	case f.take(rc.cl, &pk, maxInflight):
+		pkt[idAt], pkt[idAt+1] = byte(pk.PacketID>>8), byte(pk.PacketID)
+		f.write(rc.w, pkt)
+	}
+}
+
+// take gives pk a packet id of cl and records it among cl's messages in
+// flight, unless limit are in flight already (counted as dropped).
+func (f *fanout) take(cl *mochi.Client, pk *packets.Packet, limit int) bool {
+	info := f.e.server.Info
+	if cl.State.Inflight.Len() >= limit {
 		atomic.AddInt64(&info.InflightDropped, 1)
-		return
+		return false
 	}
 	id, err := cl.NextPacketID()
 	if err != nil {
 		atomic.AddInt64(&info.InflightDropped, 1)
-		return
+		return false
 	}
-	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, TopicName: r.topic,
-		Payload: payload, Origin: mochi.InlineClientId, Created: b.created, PacketID: uint16(id),
-		ProtocolVersion: cl.Properties.ProtocolVersion}
-	if f.expiry > 0 {
-		pk.Expiry = b.created + f.expiry
-	}
-	if cl.State.Inflight.Set(pk) {
+	pk.PacketID = uint16(id)
+	if cl.State.Inflight.Set(*pk) {
 		atomic.AddInt64(&info.Inflight, 1)
 		cl.State.Inflight.DecreaseSendQuota()
 	}
-	if rc.w == nil {
-		return // away: resent when the client returns
-	}
-	pkt[idAt], pkt[idAt+1] = byte(id>>8), byte(id)
-	f.write(rc.w, pkt)
+	return true
 }
 
 // current makes sure rc.cl is the connection holding the client id's
@@ -217,7 +331,10 @@ func (f *fanout) current(rc *liveReceiver) bool {
 		return false
 	}
 	if cl != rc.cl {
-		rc.cl, rc.decided = cl, false
+		// Until the route is made anew (the session's establishment
+		// changes the subscriptions' version), the new connection is
+		// served as it is.
+		rc.cl, rc.decided, rc.wire = cl, false, f.wireOf(cl, rc.sub)
 	}
 	if cl.Closed() {
 		rc.w = nil
@@ -268,17 +385,10 @@ func (f *fanout) writer(cl *mochi.Client) *liveWriter {
 	defer f.mu.Unlock()
 	w := f.writers[cl]
 	if w == nil {
-		w = &liveWriter{f: f, conn: cl.Net.Conn, info: f.e.server.Info}
+		w = &liveWriter{f: f, conn: cl.Net.Conn, info: f.e.server.Info, limit: receiveLimit(cl)}
 		f.writers[cl] = w
 	}
 	return w
-}
-
-// forget drops the writer of a connection that ended.
-func (f *fanout) forget(cl *mochi.Client) {
-	f.mu.Lock()
-	delete(f.writers, cl)
-	f.mu.Unlock()
 }
 
 // write queues pkt for w and makes sure it goes out: at once when
@@ -335,9 +445,13 @@ func (f *fanout) close() {
 // drops what waits. Dropped QoS 1 messages stay in flight, so a kept
 // session gets them again on its return.
 type liveWriter struct {
-	f    *fanout
-	conn net.Conn
-	info *system.Info
+	f     *fanout
+	conn  net.Conn
+	info  *system.Info
+	limit int // messages that may be unacknowledged to the client
+
+	flow sync.Mutex    // orders sending and releasing of held messages
+	held []heldMessage // waiting for the client's receive maximum
 
 	mu      sync.Mutex
 	pending []byte
@@ -413,6 +527,15 @@ func (w *liveWriter) run() {
 
 // maxKeptWriteBuffer bounds the buffer a writer keeps between bursts.
 const maxKeptWriteBuffer = 64 << 10
+
+// remainingLen is the length of n as MQTT's variable-length integer.
+func remainingLen(n int) int {
+	l := 1
+	for ; n >= 128; n /= 128 {
+		l++
+	}
+	return l
+}
 
 // appendRemaining appends n as MQTT's variable-length integer.
 func appendRemaining(b []byte, n int) []byte {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -92,44 +91,35 @@ func TestLiveFastPathStopsAtExpiry(t *testing.T) {
 	}
 }
 
-// Every kind of subscriber gets live data as it subscribed: an MQTT 3.1.1
-// subscriber at QoS 0 and at QoS 1 (the fast path), an MQTT 5 one at
-// QoS 1 (through mochi's publish, which carries MQTT 5's properties).
+// Every kind of subscriber gets live data as it subscribed, in order:
+// MQTT 3.1.1 at QoS 0 and at QoS 1, MQTT 5 with its subscription
+// identifier and the message expiry interval mochi gives, and an MQTT 5
+// client that lets only 3 messages be unacknowledged at once (the rest
+// are held back until it acknowledges; mochi's publish delivered a few
+// out of order, then nothing).
 func TestLiveSubscriberKinds(t *testing.T) {
 	e := newLiveEnv(t, liveEnvConfig{embedded: true})
 	e.account("reader", e.p1, e.adminA, false)
+	e.account("reader2", e.p2, e.adminA, false)
 	filter := codec.ProjectTopicPrefix(e.p1) + "#"
 	q0, _ := dialRaw(t, e.addr, "qos0", "reader", true)
 	q0.subscribe(t, filter, 0)
 	q1, _ := dialRaw(t, e.addr, "qos1", "reader", true)
 	q1.subscribe(t, filter, 1)
-	v5 := make(chan string, 10)
-	conn, err := net.Dial("tcp", e.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c5 := paho.NewClient(paho.ClientConfig{ClientID: "v5", Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
-		func(p paho.PublishReceived) (bool, error) {
-			v5 <- fmt.Sprintf("%s %d %s", p.Packet.Topic, p.Packet.QoS, p.Packet.Payload)
-			return true, nil
-		}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if ack, err := c5.Connect(ctx, &paho.Connect{ClientID: "v5", CleanStart: true, KeepAlive: 30,
-		Username: "reader", UsernameFlag: true, Password: []byte("pw"), PasswordFlag: true}); err != nil || ack.ReasonCode != 0 {
-		t.Fatalf("connect (MQTT 5): %v %+v", err, ack)
-	}
-	t.Cleanup(func() { _ = c5.Disconnect(&paho.Disconnect{}) })
-	if _, err := c5.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
+	v5 := subscribe5(t, e.addr, "v5", "reader", filter, 0, 7)
+	narrow := subscribe5(t, e.addr, "narrow", "reader2", codec.ProjectTopicPrefix(e.p2)+"#", 3, 0)
 
-	e.upload(obsAt(e.p1, "a", 1, 1), obsAt(e.p1, "a", 2, 2))
+	const n = 20
+	var obs []pipeline.Observation
+	for sec := range n {
+		obs = append(obs, obsAt(e.p1, "a", sec, float64(sec)), obsAt(e.p2, "b", sec, float64(sec)))
+	}
+	e.upload(obs...)
 	for _, c := range []struct {
 		sub *rawClient
 		qos byte
 	}{{q0, 0}, {q1, 1}} {
-		for sec := 1; sec <= 2; sec++ {
+		for sec := range n {
 			p := c.sub.next(t)
 			if p.topic != codec.DatapointTopic(e.p1, "a") || p.payload != payloadOf(sec, float64(sec)) || p.qos != c.qos {
 				t.Fatalf("QoS %d subscriber: %+v, want observation %d at QoS %d", c.qos, p, sec, c.qos)
@@ -139,14 +129,120 @@ func TestLiveSubscriberKinds(t *testing.T) {
 			}
 		}
 	}
-	for sec := 1; sec <= 2; sec++ {
-		select {
-		case m := <-v5:
-			if want := fmt.Sprintf("%s 1 %s", codec.DatapointTopic(e.p1, "a"), payloadOf(sec, float64(sec))); m != want {
-				t.Fatalf("MQTT 5 subscriber: %q, want %q", m, want)
+	for _, c := range []struct {
+		got   chan *paho.Publish
+		topic string
+		id    int
+	}{{v5, codec.DatapointTopic(e.p1, "a"), 7}, {narrow, codec.DatapointTopic(e.p2, "b"), 0}} {
+		var payloads []string
+		for sec := range n {
+			select {
+			case p := <-c.got:
+				if p.Topic != c.topic || p.QoS != 1 {
+					t.Fatalf("MQTT 5 subscriber: %s %d %s, want observation %d on %s", p.Topic, p.QoS, p.Payload, sec, c.topic)
+				}
+				payloads = append(payloads, string(p.Payload))
+				if ex := p.Properties.MessageExpiry; ex == nil || *ex < 86000 {
+					t.Fatalf("MQTT 5 subscriber of %s: message expiry %v, want mochi's day", c.topic, ex)
+				}
+				if si := p.Properties.SubscriptionIdentifier; c.id != 0 && (si == nil || *si != c.id) {
+					t.Fatalf("MQTT 5 subscriber: subscription identifier %v, want %d", si, c.id)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("MQTT 5 subscriber of %s: observation %d did not arrive", c.topic, sec)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("MQTT 5 subscriber: observation %d did not arrive", sec)
+		}
+		for sec, p := range payloads {
+			if p != payloadOf(sec, float64(sec)) {
+				t.Fatalf("MQTT 5 subscriber of %s: got %v", c.topic, payloads)
+			}
+		}
+	}
+}
+
+// subscribe5 connects an MQTT 5 client (receiveMax 0: none said) and
+// subscribes it at QoS 1 (with a subscription identifier unless 0); it
+// acknowledges what arrives and hands it on.
+func subscribe5(t *testing.T, addr, clientID, user, filter string, receiveMax uint16, id int) chan *paho.Publish {
+	t.Helper()
+	got := make(chan *paho.Publish, 100)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := paho.NewClient(paho.ClientConfig{ClientID: clientID, Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+		func(p paho.PublishReceived) (bool, error) { got <- p.Packet; return true, nil }}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cp := &paho.Connect{ClientID: clientID, CleanStart: true, KeepAlive: 30,
+		Username: user, UsernameFlag: true, Password: []byte("pw"), PasswordFlag: true}
+	if receiveMax > 0 {
+		cp.Properties = &paho.ConnectProperties{ReceiveMaximum: &receiveMax}
+	}
+	if ack, err := c.Connect(ctx, cp); err != nil || ack.ReasonCode != 0 {
+		t.Fatalf("connect %s (MQTT 5): %v %+v", clientID, err, ack)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(&paho.Disconnect{}) })
+	sub := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}
+	if id != 0 {
+		sub.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &id}
+	}
+	if _, err := c.Subscribe(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// An MQTT 5 client's receive maximum holds: never more messages
+// unacknowledged than it allows, the rest sent in order as it
+// acknowledges, and what is held back when it goes reaches it when it
+// returns to its session.
+func TestLiveFastPathReceiveMaximum(t *testing.T) {
+	e := newLiveEnv(t, liveEnvConfig{embedded: true})
+	e.account("reader", e.p1, e.adminA, false)
+	c, _ := dialRawVersion(t, e.addr, "narrow", "reader", false, 3)
+	c.subscribe(t, codec.ProjectTopicPrefix(e.p1)+"#", 1)
+	var obs []pipeline.Observation
+	for sec := range 12 {
+		obs = append(obs, obsAt(e.p1, "dp", sec, float64(sec)))
+	}
+	e.upload(obs...)
+	expect := func(secs ...int) []uint16 {
+		t.Helper()
+		var ids []uint16
+		for _, sec := range secs {
+			if p := c.next(t); p.payload != payloadOf(sec, float64(sec)) {
+				t.Fatalf("received %+v, want observation %d", p, sec)
+			} else {
+				ids = append(ids, p.id)
+			}
+		}
+		c.expectNothing(t)
+		return ids
+	}
+	ids := expect(0, 1, 2)
+	c.puback(t, ids[0])
+	ids = append(ids[1:], expect(3)...)
+	for _, id := range ids {
+		c.puback(t, id)
+	}
+	expect(4, 5, 6)
+	c.close() // 7 to 11 held back, 4 to 6 unacknowledged
+
+	c, present := dialRawVersion(t, e.addr, "narrow", "reader", false, 20)
+	if !present {
+		t.Fatal("the session is not present")
+	}
+	var got []string
+	for range 8 {
+		p := c.next(t)
+		got = append(got, p.payload)
+		c.puback(t, p.id)
+	}
+	slices.Sort(got) // resent from the session, in mochi's order
+	for i, p := range got {
+		if sec := i + 4; p != payloadOf(sec, float64(sec)) {
+			t.Fatalf("after the return: %v, want observations 4 to 11", got)
 		}
 	}
 }
@@ -154,8 +250,9 @@ func TestLiveSubscriberKinds(t *testing.T) {
 // rawClient is an MQTT 3.1.1 client that shows what arrives as it is:
 // packet ids, DUP, QoS; it acknowledges only when told.
 type rawClient struct {
-	c net.Conn
-	r *bufio.Reader
+	c  net.Conn
+	r  *bufio.Reader
+	v5 bool
 }
 
 type rawPublish struct {
@@ -169,6 +266,13 @@ type rawPublish struct {
 // had a session for the client id.
 func dialRaw(t *testing.T, addr, clientID, user string, clean bool) (*rawClient, bool) {
 	t.Helper()
+	return dialRawVersion(t, addr, clientID, user, clean, 0)
+}
+
+// dialRawVersion connects as dialRaw; with receiveMax > 0 as an MQTT 5
+// client that lets that many messages be unacknowledged.
+func dialRawVersion(t *testing.T, addr, clientID, user string, clean bool, receiveMax uint16) (*rawClient, bool) {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -179,15 +283,20 @@ func dialRaw(t *testing.T, addr, clientID, user string, clean bool) (*rawClient,
 		flags |= 0x02
 	}
 	body := []byte{0, 4, 'M', 'Q', 'T', 'T', 4, flags, 0, 60}
+	if receiveMax > 0 {
+		body[6] = 5
+		// Properties: receive maximum, session expiry interval 60 s.
+		body = append(body, 8, 0x21, byte(receiveMax>>8), byte(receiveMax), 0x11, 0, 0, 0, 60)
+	}
 	for _, s := range []string{clientID, user, "pw"} {
 		body = append(binary.BigEndian.AppendUint16(body, uint16(len(s))), s...)
 	}
 	if _, err := c.Write(append(appendRemaining([]byte{0x10}, len(body)), body...)); err != nil {
 		t.Fatal(err)
 	}
-	rc := &rawClient{c: c, r: bufio.NewReader(c)}
+	rc := &rawClient{c: c, r: bufio.NewReader(c), v5: receiveMax > 0}
 	header, ack := rc.read(t)
-	if header != 0x20 || len(ack) != 2 || ack[1] != 0 {
+	if header != 0x20 || len(ack) < 2 || ack[1] != 0 {
 		t.Fatalf("CONNACK %#x % x", header, ack)
 	}
 	return rc, ack[0]&1 == 1
@@ -197,12 +306,16 @@ func (rc *rawClient) close() { rc.c.Close() }
 
 func (rc *rawClient) subscribe(t *testing.T, filter string, qos byte) {
 	t.Helper()
-	body := append(binary.BigEndian.AppendUint16([]byte{0, 1}, uint16(len(filter))), filter...)
+	body := []byte{0, 1}
+	if rc.v5 {
+		body = append(body, 0) // no properties
+	}
+	body = append(binary.BigEndian.AppendUint16(body, uint16(len(filter))), filter...)
 	body = append(body, qos)
 	if _, err := rc.c.Write(append(appendRemaining([]byte{0x82}, len(body)), body...)); err != nil {
 		t.Fatal(err)
 	}
-	if header, ack := rc.read(t); header != 0x90 || len(ack) != 3 || ack[2] != qos {
+	if header, ack := rc.read(t); header != 0x90 || len(ack) < 3 || ack[len(ack)-1] != qos {
 		t.Fatalf("SUBACK %#x % x, want QoS %d granted", header, ack, qos)
 	}
 }
@@ -245,6 +358,10 @@ func (rc *rawClient) next(t *testing.T) rawPublish {
 	p.topic, body = string(body[2:2+n]), body[2+n:]
 	if p.qos > 0 {
 		p.id, body = binary.BigEndian.Uint16(body), body[2:]
+	}
+	if rc.v5 {
+		n, l := binary.Uvarint(body) // properties' length
+		body = body[l+int(n):]
 	}
 	p.payload = string(body)
 	return p

@@ -1,0 +1,119 @@
+package mqtt
+
+import (
+	"slices"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Flow control on live out's fast path. An MQTT 5 client may tell how
+// many QoS 1 messages may be unacknowledged to it at once (its receive
+// maximum); the broker must hold the rest back. mochi's own holding back
+// sends what it held in no particular order and loses count of its quota
+// (its publish delivered a few dozen messages to a client with a receive
+// maximum of 3, then nothing), so the fast path does it itself: while the
+// limit is reached, or messages are held already, a message waits in the
+// client's writer, in order, without a packet id; each acknowledgement
+// (mochi's OnQosComplete) releases what now fits. The held messages count
+// against the writer's queue. When the client goes, they join its
+// messages in flight, so a kept session gets them on its return.
+
+// heldMessage is a message waiting for the client's receive maximum:
+// its in-flight record and its encoding, packet ids still to be given.
+type heldMessage struct {
+	pk   packets.Packet
+	pkt  []byte
+	idAt int
+}
+
+// receiveLimit is how many messages may be unacknowledged to cl: its
+// receive maximum (MQTT 5), else the broker's in-flight limit.
+func receiveLimit(cl *mochi.Client) int {
+	if rm := int(cl.Properties.Props.ReceiveMaximum); cl.Properties.ProtocolVersion >= 5 && rm > 0 {
+		return min(rm, maxInflight)
+	}
+	return maxInflight
+}
+
+// deliverLimited sends pk to a client with a receive maximum, or holds
+// it back.
+func (f *fanout) deliverLimited(w *liveWriter, cl *mochi.Client, pk packets.Packet, pkt []byte, idAt int) {
+	w.flow.Lock()
+	defer w.flow.Unlock()
+	if len(w.held) == 0 && cl.State.Inflight.Len() < w.limit {
+		if f.take(cl, &pk, w.limit) {
+			pkt[idAt], pkt[idAt+1] = byte(pk.PacketID>>8), byte(pk.PacketID)
+			f.write(w, pkt)
+		}
+		return
+	}
+	w.held = append(w.held, heldMessage{pk: pk, pkt: slices.Clone(pkt), idAt: idAt})
+	w.queued.Add(1)
+}
+
+// release sends what an acknowledgement of cl made room for.
+func (f *fanout) release(cl *mochi.Client) {
+	if receiveLimit(cl) == maxInflight {
+		return // nothing is ever held for it
+	}
+	f.mu.Lock()
+	w := f.writers[cl]
+	f.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.flow.Lock()
+	sent := false
+	for len(w.held) > 0 && cl.State.Inflight.Len() < w.limit {
+		m := w.held[0]
+		w.held[0] = heldMessage{}
+		w.held = w.held[1:]
+		w.queued.Add(-1)
+		if f.take(cl, &m.pk, w.limit) {
+			m.pkt[m.idAt], m.pkt[m.idAt+1] = byte(m.pk.PacketID>>8), byte(m.pk.PacketID)
+			w.add(m.pkt, 0)
+			sent = true
+		}
+	}
+	w.flow.Unlock()
+	if sent {
+		f.start(w)
+	}
+}
+
+// forget drops the writer of a connection that ended; what it held back
+// joins the client's messages in flight, for its session.
+func (f *fanout) forget(cl *mochi.Client) {
+	f.mu.Lock()
+	w := f.writers[cl]
+	delete(f.writers, cl)
+	f.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.flow.Lock()
+	held := w.held
+	w.held = nil
+	w.flow.Unlock()
+	for _, m := range held {
+		f.take(cl, &m.pk, maxInflight)
+	}
+}
+
+// fanoutHook tells the fast path of acknowledgements and of connections
+// that ended.
+type fanoutHook struct {
+	mochi.HookBase
+	f *fanout
+}
+
+func (h *fanoutHook) ID() string { return "bdp-live-fanout" }
+
+func (h *fanoutHook) Provides(b byte) bool {
+	return b == mochi.OnQosComplete || b == mochi.OnDisconnect
+}
+
+func (h *fanoutHook) OnQosComplete(cl *mochi.Client, _ packets.Packet) { h.f.release(cl) }
+
+func (h *fanoutHook) OnDisconnect(cl *mochi.Client, _ error, _ bool) { h.f.forget(cl) }
