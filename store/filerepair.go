@@ -54,6 +54,15 @@ const ownerExists = `CASE o.space
 	WHEN 'project' THEN EXISTS (SELECT 1 FROM projects WHERE id = o.owner_id)
 	ELSE false END`
 
+// scanFileOwner reads a (space, owner_id) row.
+func scanFileOwner(row pgx.CollectableRow) (FileOwner, error) {
+	var o FileOwner
+	var space string
+	err := row.Scan(&space, &o.OwnerID)
+	o.Space = FileSpace(space)
+	return o, err
+}
+
 // FileOwnerExists tells whether the company or project of a space exists.
 func (s *Store) FileOwnerExists(ctx context.Context, owner FileOwner) (bool, error) {
 	if err := owner.Space.check(); err != nil {
@@ -138,13 +147,7 @@ func (s *Store) RecountFileUsage(ctx context.Context) ([]UsageCorrection, error)
 	if err != nil {
 		return nil, translate(err, "file usage")
 	}
-	owners, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FileOwner, error) {
-		var o FileOwner
-		var space string
-		err := row.Scan(&space, &o.OwnerID)
-		o.Space = FileSpace(space)
-		return o, err
-	})
+	owners, err := pgx.CollectRows(rows, scanFileOwner)
 	if err != nil {
 		return nil, translate(err, "file usage")
 	}
@@ -279,13 +282,7 @@ func (inv *ObjectInventory) GoneOwners(ctx context.Context) ([]FileOwner, error)
 	if err != nil {
 		return nil, fmt.Errorf("object inventory: gone owners: %w", err)
 	}
-	owners, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FileOwner, error) {
-		var o FileOwner
-		var space string
-		err := row.Scan(&space, &o.OwnerID)
-		o.Space = FileSpace(space)
-		return o, err
-	})
+	owners, err := pgx.CollectRows(rows, scanFileOwner)
 	if err != nil {
 		return nil, fmt.Errorf("object inventory: gone owners: %w", err)
 	}
@@ -362,13 +359,7 @@ func (inv *ObjectInventory) RemoveFilesWithoutObject(ctx context.Context, before
 	if err != nil {
 		return 0, fmt.Errorf("object inventory: files without object: %w", err)
 	}
-	owners, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FileOwner, error) {
-		var o FileOwner
-		var space string
-		err := row.Scan(&space, &o.OwnerID)
-		o.Space = FileSpace(space)
-		return o, err
-	})
+	owners, err := pgx.CollectRows(rows, scanFileOwner)
 	if err != nil {
 		return 0, fmt.Errorf("object inventory: files without object: %w", err)
 	}

@@ -301,9 +301,15 @@ func checkMQTTURL(s string) error {
 	if !ok {
 		return errors.New("must be tcp://host:port")
 	}
-	host, port, err := net.SplitHostPort(rest)
+	return checkHostPort(rest, "must be tcp://host:port")
+}
+
+// checkHostPort accepts host:port with a host and a port from 1 to 65535;
+// malformed answers the error text a caller's form needs.
+func checkHostPort(hostPort, malformed string) error {
+	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil || host == "" {
-		return errors.New("must be tcp://host:port")
+		return errors.New(malformed)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 		return errors.New("port must be 1 to 65535")

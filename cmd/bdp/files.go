@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -80,14 +78,7 @@ func checkS3URL(s string, needScheme bool) error {
 	} else if needScheme {
 		return errors.New("must be http(s)://host:port")
 	}
-	h, port, err := net.SplitHostPort(host)
-	if err != nil || h == "" {
-		return errors.New("must be host:port or http(s)://host:port")
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return errors.New("port must be 1 to 65535")
-	}
-	return nil
+	return checkHostPort(host, "must be host:port or http(s)://host:port")
 }
 
 // openTimeout bounds connecting to the store and creating the bucket, so
