@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -16,7 +15,8 @@ import (
 // of the topic index that allocates maps, a copy of the packet, the ACL
 // hook (with it the Gate's lookup), a channel send that wakes the
 // client's writer goroutine, and an encoding: 6.4 µs of CPU a delivery,
-// most of two cores at the 200,000 deliveries a second. Live
+// most of two cores at the 200,000 deliveries a second (the fast
+// path: about 2.3 µs, BenchmarkLiveDelivery). Live
 // knows which datapoint each message is for, so the fast path does each
 // of those once where it can:
 //   - the subscribers of a datapoint's topic are looked up once per
@@ -103,10 +103,10 @@ func (f *fanout) wireOf(cl *mochi.Client, sub packets.Subscription) liveWire {
 	return w
 }
 
-// liveBatch is what one deliver call shares: the time, and the
-// generations a decision is valid for.
+// liveBatch is what the deliveries of one stored batch share: the time
+// (expiry, in-flight records), and the generations a decision is valid
+// for.
 type liveBatch struct {
-	now                  time.Time
 	nowNano, created     int64
 	gateGen, sessionsGen uint64
 }
@@ -179,7 +179,7 @@ func (f *fanout) route(topic string, projectID int64, dataPointID string) *liveR
 // which decides expiry.
 func (f *fanout) begin() liveBatch {
 	now := f.e.cfg.Now()
-	b := liveBatch{now: now, nowNano: now.UnixNano(), created: now.Unix(), sessionsGen: f.e.sessions.version.Load()}
+	b := liveBatch{nowNano: now.UnixNano(), created: now.Unix(), sessionsGen: f.e.sessions.version.Load()}
 	if g := f.e.deps.Gate; g != nil {
 		b.gateGen = g.gen.Load()
 	}
@@ -214,8 +214,9 @@ func (f *fanout) deliver(b *liveBatch, r *liveRoute, payload []byte) {
 // copied to each writer with its own packet id.
 func (f *fanout) encoding(r *liveRoute, rc *liveReceiver, payload []byte) ([]byte, int) {
 	if rc.wire.v5 && !rc.wire.shared {
-		f.scratch, _ = appendPublish(f.scratch[:0], rc.qos, r.head, rc.wire.props, payload, true)
-		return f.scratch, publishIDAt(f.scratch, r.head)
+		pkt, idAt := appendPublish(f.scratch[:0], rc.qos, r.head, rc.wire.props, payload, true)
+		f.scratch = pkt
+		return pkt, idAt
 	}
 	v5 := 0
 	if rc.wire.v5 {

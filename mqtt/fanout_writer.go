@@ -212,12 +212,3 @@ func appendPublish(dst []byte, qos byte, head, props, payload []byte, v5 bool) (
 	}
 	return append(dst, payload...), idAt
 }
-
-// publishIDAt is where appendPublish put the packet id of pkt.
-func publishIDAt(pkt, head []byte) int {
-	at := 1
-	for pkt[at]&0x80 != 0 {
-		at++
-	}
-	return at + 1 + len(head)
-}
