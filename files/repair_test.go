@@ -77,7 +77,7 @@ func (e *repairEnv) upload(t *testing.T, svc *files.Service, space store.FileSpa
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		folder, name = path[:i], path[i+1:]
 	}
-	f, err := svc.Upload(context.Background(), space, owner, folder, name, bytes.NewReader(bytes.Repeat([]byte{'x'}, size)), int64(size), false)
+	f, err := svc.Upload(context.Background(), space, owner, folder, name, bytes.NewReader(bytes.Repeat([]byte{'x'}, size)), files.AtMost(int64(size)), false)
 	if err != nil {
 		t.Fatalf("upload %s: %v", path, err)
 	}

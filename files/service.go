@@ -23,11 +23,30 @@ const (
 	MaxLinkExpiry     = 7 * 24 * time.Hour
 )
 
-// exactSizeUpTo is how much of an upload is read before its quota is
-// reserved. A file that ends within it is reserved at its exact size and
-// stored with one PUT of known length; a longer one reserves an upper
-// bound and is streamed. It bounds what an upload holds in memory.
-const exactSizeUpTo = 8 << 20
+// ExactSizeUpTo is how much of an upload of unknown size is read before
+// its quota is reserved. A file that ends within it is reserved at its
+// exact size and stored with one PUT of known length; a longer one
+// reserves an upper bound and is streamed. It bounds what an upload holds
+// in memory.
+const ExactSizeUpTo = 8 << 20
+
+// UploadSize is what is known of an upload's size before its bytes move.
+type UploadSize struct {
+	// Bytes is the file's size when Exact; otherwise an upper bound of it
+	// (the request's Content-Length), or -1 when nothing is known.
+	Bytes int64
+	// Exact says the body is exactly Bytes long: it is reserved at that
+	// size and stored with one PUT, without reading ahead. The body must
+	// fail, rather than end, when it is not: a short body, and a body that
+	// finds itself wrong before its last byte, leave nothing behind.
+	Exact bool
+}
+
+// ExactSize is the size of a body known to be n bytes long.
+func ExactSize(n int64) UploadSize { return UploadSize{Bytes: n, Exact: true} }
+
+// AtMost is the size of a body of at most n bytes (-1: unknown).
+func AtMost(n int64) UploadSize { return UploadSize{Bytes: max(n, -1)} }
 
 // undoTimeout bounds the clean-up after a failed upload or a replace,
 // which runs even when the request's context has ended.
@@ -86,24 +105,33 @@ func CheckFolder(folder string) error {
 }
 
 // Upload stores the file read from body at folder/name: a new file, or
-// with replace the new content of an existing one. sizeHint is an upper
-// bound of the file's size when known (the request's Content-Length), -1
-// otherwise. Errors reading body are returned as they come, so they
-// should carry a fault kind. Over the per-file limit, the file count or
-// the space left it answers TooLarge naming the limit; a new file where
-// one exists Invalid, a replace of a missing file NotFound, and a second
-// upload to a path in flight Conflict.
+// with replace the new content of an existing one. size says what is
+// known of body's length: exactly (one pass: reserved at that size, one
+// PUT), or an upper bound or nothing (the first ExactSizeUpTo bytes read
+// ahead, see ExactSizeUpTo). Errors reading body are returned as they
+// come, so they should carry a fault kind. Over the per-file limit, the
+// file count or the space left it answers TooLarge naming the limit; a new
+// file where one exists Invalid, a replace of a missing file NotFound, and
+// a second upload to a path in flight Conflict.
 func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int64, folder, name string, body io.Reader,
-	sizeHint int64, replace bool) (store.File, error) {
+	size UploadSize, replace bool) (store.File, error) {
 	path, err := UploadPath(folder, name)
 	if err != nil {
 		return store.File{}, err
 	}
-	first, err := readUpTo(body, exactSizeUpTo+1)
+	if size.Exact {
+		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size.Bytes, replace)
+		if err != nil {
+			return store.File{}, err
+		}
+		wrong := fault.Invalidf("the file is not the %d bytes announced; nothing was stored", size.Bytes)
+		return s.storeBytes(ctx, r, &limitedReader{r: body, remaining: size.Bytes, tooLarge: wrong, short: wrong}, size.Bytes)
+	}
+	first, err := readUpTo(body, ExactSizeUpTo+1)
 	if err != nil {
 		return store.File{}, err
 	}
-	if len(first) <= exactSizeUpTo {
+	if len(first) <= ExactSizeUpTo {
 		size := int64(len(first))
 		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size, replace)
 		if err != nil {
@@ -112,7 +140,7 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 		return s.storeBytes(ctx, r, &limitedReader{r: bytes.NewReader(first), remaining: size}, size)
 	}
 
-	// Longer than exactSizeUpTo: the size is known at the end only.
+	// Longer than ExactSizeUpTo: the size is known at the end only.
 	q, err := s.store.Quota(ctx, space, ownerID)
 	if err != nil {
 		return store.File{}, err
@@ -123,14 +151,14 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 		return store.File{}, tooLarge
 	}
 	bound := limit
-	if sizeHint > int64(len(first)) && sizeHint < limit {
-		bound = sizeHint
+	if size.Bytes > int64(len(first)) && size.Bytes < limit {
+		bound = size.Bytes
 	}
 	r, err := s.store.ReserveUpload(ctx, space, ownerID, path, bound, replace)
 	if err != nil {
 		if fault.Is(err, fault.TooLarge) {
 			err = fault.Wrap(fault.TooLarge, err, fmt.Sprintf("%s (a file over %d bytes holds the request's Content-Length, "+
-				"at most the per-file limit, until it has arrived)", fault.Message(err), exactSizeUpTo))
+				"at most the per-file limit, until it has arrived)", fault.Message(err), ExactSizeUpTo))
 		}
 		return store.File{}, err
 	}
@@ -272,13 +300,15 @@ func readUpTo(r io.Reader, limit int) ([]byte, error) {
 }
 
 // limitedReader is an upload's bytes on their way to the object store:
-// more than remaining answers tooLarge. It keeps the first error of the
-// body, so that the upload answers it rather than the object store's
-// report of the failed transfer.
+// more than remaining answers tooLarge and, when short is set, fewer
+// answer short instead of io.EOF. It keeps the first error of the body,
+// so that the upload answers it rather than the object store's report of
+// the failed transfer.
 type limitedReader struct {
 	r         io.Reader
 	remaining int64
 	tooLarge  error
+	short     error
 	err       error
 }
 
@@ -295,6 +325,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 		return n, l.err
 	}
 	l.remaining -= int64(n)
+	if errors.Is(err, io.EOF) && l.remaining > 0 && l.short != nil {
+		err = l.short
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		l.err = err
 	}

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -30,8 +31,12 @@ const filesDoc = "Files live in the company space (/v2/company/...) or in a proj
 	"1 GiB and 100 MiB per file) are reserved before the bytes move, so concurrent uploads never overrun them."
 
 const fileUploadDoc = filesDoc + " The file is the multipart form field file; its filename is the file's name, one path segment " +
-	"(no /), stored under folder. The upload is streamed to the object store: a file of up to 8 MiB is reserved at its size; " +
-	"a longer one holds the request's Content-Length (at most the per-file limit) until it has arrived, then its real size. " +
+	"(no /), stored under folder. The upload is streamed to the object store. With a Content-Length and the file as the form's " +
+	"first part (as curl -F, browsers and common HTTP libraries send one file), a file over 8 MiB is stored in one pass: its size, " +
+	"the Content-Length less the form's framing, is reserved and sent as one PUT, and the form must end right after the file " +
+	"(\"\\r\\n--\" + boundary + \"--\\r\\n\", no field after it), else 400 and nothing is stored. Otherwise a file of up to " +
+	"8 MiB is reserved at its size; a longer one holds the request's Content-Length (at most the per-file limit) until it has " +
+	"arrived, then its real size. " +
 	"The request body may be at most BDP_IMPORT_LIMIT (default 2 GiB). A failed upload leaves no file, no object and no used quota."
 
 // fileParams are the query parameters of the file routes.
@@ -97,7 +102,8 @@ func (s *Server) fileRoutes() []*route {
 				Summary: "Upload a new file (multipart form field file) into folder; 400 when a file exists at its path",
 				Doc:     fileUploadDoc, Query: []param{folderParam}, RefusedQuery: []string{"tags"}, Body: fileForm{}, StreamBody: true,
 				Resp: envelopeOf[fileResource]{}, Handle: s.uploadFile(false),
-				Errors: map[int]string{400: "a file exists at the path; no form field file; a bad folder or file name; not a multipart form",
+				Errors: map[int]string{400: "a file exists at the path; no form field file; a bad folder or file name; not a multipart form; " +
+					"a form stored in one pass that does not end right after the file",
 					409: "another upload to the same path is in progress",
 					413: "over the per-file limit, the file count limit or the space left (the message names the limit), or over BDP_IMPORT_LIMIT",
 					503: unavailable + ", or the object store failed (nothing was stored)"}},
@@ -107,7 +113,8 @@ func (s *Server) fileRoutes() []*route {
 				Query: []param{{Name: "folder", Type: "string", Required: true, MaxLength: files.MaxPathBytes,
 					Doc: "the folder of the file to replace; present but empty (folder=) for a file at the top level"}},
 				Body: fileForm{}, StreamBody: true, Resp: envelopeOf[fileResource]{}, Handle: s.uploadFile(true),
-				Errors: map[int]string{400: "no folder parameter; no form field file; a bad folder or file name; not a multipart form",
+				Errors: map[int]string{400: "no folder parameter; no form field file; a bad folder or file name; not a multipart form; " +
+					"a form stored in one pass that does not end right after the file",
 					404: "no file at the path", 409: "another upload to the same path is in progress",
 					413: "the growth over the per-file limit or the space left (the message names the limit), or over BDP_IMPORT_LIMIT",
 					503: unavailable + ", or the object store failed (the old content stays)"}},
@@ -188,13 +195,13 @@ func (s *Server) uploadFile(replace bool) handlerFunc {
 		if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
 			return nil, fault.Invalidf("Content-Encoding %s is not supported for uploads", clip(ce))
 		}
-		part, name, err := uploadPart(c, body)
+		space, owner := fileSpace(cl)
+		file, name, fileSize, err := formUpload(c, body, size)
 		if err != nil {
 			return nil, err
 		}
 		drain = int64(s.cfg.ImportLimit) // a started upload is read to its end, so that every client sees the answer
-		space, owner := fileSpace(cl)
-		f, err := fs.Upload(c.UserContext(), space, owner, folder, name, faultReader{part}, max(size, -1), replace)
+		f, err := fs.Upload(c.UserContext(), space, owner, folder, name, file, fileSize, replace)
 		if err != nil {
 			return nil, err
 		}
@@ -206,16 +213,37 @@ func (s *Server) uploadFile(replace bool) handlerFunc {
 	}
 }
 
-// uploadPart finds the form field file in the multipart body and returns
-// it with its filename as sent: multipart.Part.FileName would cut a name
+// formUpload finds the form field file in the multipart body of
+// contentLength bytes (-1 or -2: unknown) and returns its bytes, its
+// filename as sent and what is known of its size: exact when the file is
+// the form's first part and over files.ExactSizeUpTo (fileform.go),
+// otherwise at most the Content-Length.
+func formUpload(c *fiber.Ctx, body io.Reader, contentLength int64) (io.Reader, string, files.UploadSize, error) {
+	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	boundary := params["boundary"]
+	if err != nil || mt != fiber.MIMEMultipartForm || boundary == "" {
+		return nil, "", files.UploadSize{}, fault.Invalidf("the body must be multipart/form-data with the file in the form field file")
+	}
+	head, err := readFormHead(body, boundary)
+	if err != nil {
+		return nil, "", files.UploadSize{}, err
+	}
+	if size := contentLength - int64(head.fileAt) - int64(len("\r\n--"+boundary+"--\r\n")); head.file && size > files.ExactSizeUpTo {
+		file := newFormFile(io.MultiReader(bytes.NewReader(head.buf[head.fileAt:]), body), size, boundary)
+		return file, head.filename, files.ExactSize(size), nil
+	}
+	part, name, err := uploadPart(multipart.NewReader(io.MultiReader(bytes.NewReader(head.buf), body), boundary))
+	if err != nil {
+		return nil, "", files.UploadSize{}, err
+	}
+	return faultReader{part}, name, files.AtMost(contentLength), nil
+}
+
+// uploadPart finds the form field file in a multipart body and returns it
+// with its filename as sent: multipart.Part.FileName would cut a name
 // such as a/b or ../b to its last element and store a file under a name
 // the client did not send.
-func uploadPart(c *fiber.Ctx, body io.Reader) (*multipart.Part, string, error) {
-	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
-	if err != nil || mt != fiber.MIMEMultipartForm || params["boundary"] == "" {
-		return nil, "", fault.Invalidf("the body must be multipart/form-data with the file in the form field file")
-	}
-	mr := multipart.NewReader(body, params["boundary"])
+func uploadPart(mr *multipart.Reader) (*multipart.Part, string, error) {
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
