@@ -80,10 +80,10 @@ func (f *fanout) close() {
 
 // liveWriter writes one client's live messages, as mochi's queue and
 // writer goroutine do for its publishes: at most fanout.queue wait (more
-// are dropped and counted in mochi's dropped messages), and a write that fails (the connection is
-// gone; writeGuard closes one that takes nothing for clientWriteTimeout)
-// drops what waits. Dropped QoS 1 messages stay in flight, so a kept
-// session gets them again on its return.
+// are dropped, counted in mochi's dropped messages), and a write that
+// fails (the connection is gone; writeGuard closes one that takes nothing
+// for clientWriteTimeout) drops what waits. Dropped QoS 1 messages stay
+// in flight, so a kept session gets them again on its return.
 type liveWriter struct {
 	f     *fanout
 	conn  net.Conn
