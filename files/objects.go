@@ -27,6 +27,10 @@ const DefaultRegion = "us-east-1"
 // objects of up to 80 GiB within S3's limit of 10000 parts.
 const PartSize = 8 << 20
 
+// MaxPutBytes is the largest object S3 takes in one PUT: a longer body
+// must go to Put with size -1.
+const MaxPutBytes = 5 << 30
+
 // maxParts is S3's limit on the parts of one multipart upload.
 const maxParts = 10000
 
@@ -178,7 +182,7 @@ var streamedPut = minio.PutObjectOptions{
 
 // Put stores r under key and returns the number of bytes stored. With size
 // >= 0 the body is exactly size bytes, sent as one streamed PUT (S3 allows
-// up to 5 GiB in one; send a larger body with size -1). With size -1 the length is unknown: the
+// up to MaxPutBytes in one; send a larger body with size -1). With size -1 the length is unknown: the
 // body is sent as a multipart upload of PartSize parts, at most two of
 // which are held in memory, and the upload is aborted if reading or
 // sending fails, so no parts are left behind. An error of r is returned

@@ -36,9 +36,10 @@ type UploadSize struct {
 	// (the request's Content-Length), or -1 when nothing is known.
 	Bytes int64
 	// Exact says the body is exactly Bytes long: it is reserved at that
-	// size and stored with one PUT, without reading ahead. The body must
-	// fail, rather than end, when it is not: a short body, and a body that
-	// finds itself wrong before its last byte, leave nothing behind.
+	// size and stored with one PUT (up to MaxPutBytes), without reading
+	// ahead. The body must fail, rather than end, when it is not: a short
+	// body, and a body that finds itself wrong before its last byte, leave
+	// nothing behind.
 	Exact bool
 }
 
@@ -125,7 +126,11 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 			return store.File{}, err
 		}
 		wrong := fault.Invalidf("the file is not the %d bytes announced; nothing was stored", size.Bytes)
-		return s.storeBytes(ctx, r, &limitedReader{r: body, remaining: size.Bytes, tooLarge: wrong, short: wrong}, size.Bytes)
+		put := size.Bytes
+		if put > MaxPutBytes {
+			put = -1 // too long for one PUT: streamed in parts, still at its exact reservation
+		}
+		return s.storeBytes(ctx, r, &limitedReader{r: body, remaining: size.Bytes, tooLarge: wrong, short: wrong}, put)
 	}
 	first, err := readUpTo(body, ExactSizeUpTo+1)
 	if err != nil {

@@ -185,8 +185,11 @@ func (f *formFile) readLast(p []byte) (int, error) {
 		return 0, f.fail(uploadError(err))
 	}
 	file, tail := last[:1], last[1:]
-	if f.holdsDelimiter(file) || bytes.Index(append(f.edge, tail...), f.delimiter) < len(f.edge) {
+	if f.holdsDelimiter(file) {
 		return 0, f.fail(f.boundaryInside())
+	}
+	if at := bytes.Index(append(f.edge, tail...), f.delimiter); at >= 0 && at < len(f.edge) {
+		return 0, f.fail(f.boundaryInside()) // one that starts in the file and ends after it
 	}
 	ends := bytes.Equal(tail, f.closing)
 	if ends {

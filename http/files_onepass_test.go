@@ -150,7 +150,7 @@ func TestFilesOnePassRefusals(t *testing.T) {
 		{"no CRLF after the closing boundary", func() (string, io.Reader) {
 			ct, body := goForm("f.bin", content, true)
 			return ct, bytes.NewReader(body[:len(body)-2])
-		}, 400, "must end right after the file"},
+		}, 400, "and nothing more"},
 		{"a field after the file", func() (string, io.Reader) {
 			ct, body := goForm("f.bin", content, true, "note", "after the file")
 			return ct, bytes.NewReader(body)
