@@ -24,22 +24,8 @@ func TestServeRunsAnalyses(t *testing.T) {
 	dir := newDataDir(t)
 	s := startServe(t, dir, "BDP_ANALYSIS_WORKERS=1")
 	ctx := context.Background()
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"acme","admin":{"firstName":"A","lastName":"B","email":"a@acme.test","password":"acme-pw-12"}}`)
-	if status != 201 {
-		t.Fatalf("company: %d %s", status, body)
-	}
+	pid := companyProject(t, s, "acme", "a@acme.test", "acme-pw-12")
 	admin := basicAuth("a@acme.test", "acme-pw-12")
-	var project struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
-	if status != 200 || json.Unmarshal(body, &project) != nil {
-		t.Fatalf("project: %d %s", status, body)
-	}
-	pid := project.Resource.Project.ID
 
 	// The room and its CO2 series are set up in the database directly:
 	// hourly over the last five weeks, 600 ppm, 1500 ppm every sixth hour.
@@ -87,7 +73,7 @@ func TestServeRunsAnalyses(t *testing.T) {
 	var inst struct {
 		Resource struct{ ID int64 } `json:"resource"`
 	}
-	status, body = s.request("POST", fmt.Sprintf("/v2/analytics/instance?project_id=%d", pid), admin,
+	status, body := s.request("POST", fmt.Sprintf("/v2/analytics/instance?project_id=%d", pid), admin,
 		fmt.Sprintf(`{"analysisfunction_id":%d,"componentinproject_id":%d,"enabled":true}`, fn, cip.ID))
 	if status != 200 || json.Unmarshal(body, &inst) != nil || inst.Resource.ID == 0 {
 		t.Fatalf("instance: %d %s", status, body)

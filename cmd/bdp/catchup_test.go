@@ -15,24 +15,10 @@ import (
 // values of temp, on every value.
 func vdpProject(t *testing.T, s *server) (projectID int64, admin func(*http.Request)) {
 	t.Helper()
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"vdp","admin":{"firstName":"V","lastName":"D","email":"v@vdp.test","password":"vdp-pw-12"}}`)
-	if status != 201 {
-		t.Fatalf("company: %d %s", status, body)
-	}
+	pid := companyProject(t, s, "vdp", "v@vdp.test", "vdp-pw-12")
 	admin = basicAuth("v@vdp.test", "vdp-pw-12")
-	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
-	var created struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if status != 200 || json.Unmarshal(body, &created) != nil {
-		t.Fatalf("project: %d %s", status, body)
-	}
-	pid := created.Resource.Project.ID
 	vdp := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
-	status, body = s.request("POST", vdp+"?dataPointID=avg3&type=formula", admin,
+	status, body := s.request("POST", vdp+"?dataPointID=avg3&type=formula", admin,
 		`{"pins":{"P1":{"dataPointID":"temp","data_range":{"count":3},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`)
 	if status != 200 {
 		t.Fatalf("create: %d %s", status, body)

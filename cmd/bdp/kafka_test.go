@@ -44,24 +44,7 @@ func (k *kafkaPlatform) start() *server { return startServe(k.t, k.dataDir, k.en
 
 // createProject makes the company and project the observations belong to.
 func (k *kafkaPlatform) createProject(s *server) {
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"kafka","admin":{"firstName":"K","lastName":"F","email":"k@kafka.test","password":"kafka-pw-1"}}`)
-	if status != 201 {
-		k.t.Fatalf("company: %d %s", status, body)
-	}
-	status, body = s.request("POST", "/v2/company/project", basicAuth("k@kafka.test", "kafka-pw-1"), `{"name":"p"}`)
-	if status != 200 {
-		k.t.Fatalf("project: %d %s", status, body)
-	}
-	var r struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		k.t.Fatal(err)
-	}
-	k.project = r.Resource.Project.ID
+	k.project = companyProject(k.t, s, "kafka", "k@kafka.test", "kafka-pw-1")
 }
 
 // stored returns the number and the sum of the stored observations.

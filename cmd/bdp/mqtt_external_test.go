@@ -82,24 +82,7 @@ var extAdmin = basicAuth(extAdminEmail, extAdminPassword)
 // createProject makes the company with its admin, and a project.
 func (p *mqttPlatform) createProject(s *server) {
 	p.t.Helper()
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"ext","admin":{"firstName":"A","lastName":"D","email":"`+extAdminEmail+`","password":"`+extAdminPassword+`"}}`)
-	if status != 201 {
-		p.t.Fatalf("company: %d %s", status, body)
-	}
-	status, body = s.request("POST", "/v2/company/project", extAdmin, `{"name":"p"}`)
-	if status != 200 {
-		p.t.Fatalf("project: %d %s", status, body)
-	}
-	var r struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		p.t.Fatal(err)
-	}
-	p.project = r.Resource.Project.ID
+	p.project = companyProject(p.t, s, "ext", extAdminEmail, extAdminPassword)
 }
 
 // mqttUser creates an MQTT user through the API and returns its id.

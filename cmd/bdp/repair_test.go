@@ -124,22 +124,8 @@ func (s *server) uploadFile(t *testing.T, projectID int64, auth func(*http.Reque
 func TestServeRepairsAnUploadKilledMidway(t *testing.T) {
 	dir := newDataDir(t)
 	s := startServe(t, dir)
-	status, body := s.request("POST", "/operator/companies", operator,
-		`{"name":"docs","admin":{"firstName":"D","lastName":"O","email":"d@docs.test","password":"docs-pw-12"}}`)
-	if status != 201 {
-		t.Fatalf("company: %d %s", status, body)
-	}
+	pid := companyProject(t, s, "docs", "d@docs.test", "docs-pw-12")
 	admin := basicAuth("d@docs.test", "docs-pw-12")
-	status, body = s.request("POST", "/v2/company/project", admin, `{"name":"p"}`)
-	var created struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if status != 200 || json.Unmarshal(body, &created) != nil {
-		t.Fatalf("project: %d %s", status, body)
-	}
-	pid := created.Resource.Project.ID
 	if status, body := s.uploadFile(t, pid, admin, "kept.txt", "kept across the crash"); status != 201 {
 		t.Fatalf("upload kept.txt: %d %s", status, body)
 	}
@@ -199,7 +185,7 @@ func TestServeRepairsAnUploadKilledMidway(t *testing.T) {
 	if q.Files.Used.Files != 1 || q.Files.Used.SpaceBytes != int64(len("kept across the crash")) {
 		t.Fatalf("quota used after the restart %+v, want only kept.txt", q.Files.Used)
 	}
-	status, body = s.request("GET", fmt.Sprintf("/v2/project/%d/files", pid), admin, "")
+	status, body := s.request("GET", fmt.Sprintf("/v2/project/%d/files", pid), admin, "")
 	if status != 200 || !strings.Contains(string(body), `"kept.txt"`) || strings.Contains(string(body), "big.bin") {
 		t.Fatalf("files after the restart: %d %s", status, body)
 	}

@@ -168,6 +168,28 @@ func basicAuth(email, pw string) func(*http.Request) {
 	return func(r *http.Request) { r.SetBasicAuth(email, pw) }
 }
 
+// companyProject creates a company named name through the operator API,
+// its admin with email and password, and one project, and returns the
+// project's id.
+func companyProject(t *testing.T, s *server, name, email, password string) int64 {
+	t.Helper()
+	status, body := s.request("POST", "/operator/companies", operator,
+		`{"name":"`+name+`","admin":{"firstName":"A","lastName":"D","email":"`+email+`","password":"`+password+`"}}`)
+	if status != 201 {
+		t.Fatalf("company: %d %s", status, body)
+	}
+	status, body = s.request("POST", "/v2/company/project", basicAuth(email, password), `{"name":"p"}`)
+	var created struct {
+		Resource struct {
+			Project struct{ ID int64 } `json:"project"`
+		} `json:"resource"`
+	}
+	if status != 200 || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("project: %d %s", status, body)
+	}
+	return created.Resource.Project.ID
+}
+
 // postmasterRunning tells whether the managed cluster's server is up.
 func postmasterRunning(dataDir string) bool {
 	_, err := os.Stat(filepath.Join(dataDir, "postgres", "postmaster.pid"))
