@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,15 @@ import (
 	"github.com/openbdp/bdp/store/pgcluster"
 )
 
+// serveGCPercent is bdp serve's GOGC unless the environment sets one. Live
+// MQTT delivery makes garbage at every message, and at Go's default of 100
+// the collector's share of a busy node's CPU stretched live out's latency
+// tail: with 10 QoS 1 subscribers under 20,000 observations/s, p99 15.1 and
+// 11.2 ms at 200 against 24.6 and 17.6 ms at 100, run alternately (bdp-bench
+// mqtt -parts live -raw-subscribers). The price is a heap allowed to grow
+// to three times its live size between collections instead of two.
+const serveGCPercent = 200
+
 // runServe runs the platform until ctx ends (SIGINT or SIGTERM), then shuts
 // down in order: stop accepting and drain requests, close the MQTT broker,
 // stop the engine and the pipeline, close the pool, stop the managed
@@ -37,6 +47,9 @@ func runServe(ctx context.Context) error {
 		return fmt.Errorf("bad configuration:\n%w", err)
 	}
 	log := newLogger(cfg.LogLevel)
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
 	st, closeDB, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
