@@ -47,7 +47,7 @@ func age(t *testing.T, s *Store, r Reservation, ago time.Duration) {
 func TestReleaseStaleReservations(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
+	co, p, _ := companyWithProject(t, s, "acme")
 	upload(t, s, FileSpaceProject, p, "kept", 100, false)
 	crashed, err := s.ReserveUpload(ctx, FileSpaceProject, p, "crashed", 1000, false)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestReleaseStaleReservations(t *testing.T) {
 func TestRecountFileUsage(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
+	co, p, _ := companyWithProject(t, s, "acme")
 	upload(t, s, FileSpaceProject, p, "a", 100, false)
 	upload(t, s, FileSpaceProject, p, "b", 20, false)
 	upload(t, s, FileSpaceCompany, co, "c", 5, false)
@@ -139,8 +139,8 @@ func TestRecountFileUsage(t *testing.T) {
 func TestObjectInventory(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
-	_, gone := filesFixture(t, s, "gone")
+	co, p, _ := companyWithProject(t, s, "acme")
+	_, gone, _ := companyWithProject(t, s, "gone")
 	kept, _ := upload(t, s, FileSpaceProject, p, "kept", 100, false)
 	lost, _ := upload(t, s, FileSpaceProject, p, "lost", 40, false)
 	lostCompany, _ := upload(t, s, FileSpaceCompany, co, "lost", 3, false)

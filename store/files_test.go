@@ -10,8 +10,8 @@ import (
 	"github.com/openbdp/bdp/fault"
 )
 
-// filesFixture makes a company with one project.
-func filesFixture(t *testing.T, s *Store, name string) (companyID, projectID int64) {
+// companyWithProject makes a company with its admin and one project.
+func companyWithProject(t *testing.T, s *Store, name string) (companyID, projectID, adminID int64) {
 	t.Helper()
 	ctx := context.Background()
 	co, u, _, err := s.CreateCompany(ctx, Company{Name: name},
@@ -23,7 +23,7 @@ func filesFixture(t *testing.T, s *Store, name string) (companyID, projectID int
 	if err != nil {
 		t.Fatal(err)
 	}
-	return co.ID, p.ID
+	return co.ID, p.ID, u.ID
 }
 
 func ptr(v int64) *int64 { return &v }
@@ -58,7 +58,7 @@ func upload(t *testing.T, s *Store, space FileSpace, owner int64, path string, s
 func TestFileQuotaDefaultsAndOwners(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
+	co, p, _ := companyWithProject(t, s, "acme")
 	for _, sp := range []struct {
 		space FileSpace
 		owner int64
@@ -88,7 +88,7 @@ func TestFileQuotaDefaultsAndOwners(t *testing.T) {
 func TestFileReserveLimits(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	_, p := filesFixture(t, s, "acme")
+	_, p, _ := companyWithProject(t, s, "acme")
 	if _, err := s.UpdateProjectQuota(ctx, p, QuotaPatch{Files: ptr(3), SpaceBytes: ptr(1000), FileSizeBytes: ptr(600)}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestFileReserveLimits(t *testing.T) {
 func TestFileReleaseLeavesNoRowAndNoUse(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, _ := filesFixture(t, s, "acme")
+	co, _, _ := companyWithProject(t, s, "acme")
 	r, err := s.ReserveUpload(ctx, FileSpaceCompany, co, "big.bin", 1000, false)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestFileReleaseLeavesNoRowAndNoUse(t *testing.T) {
 func TestFileReplaceCountsOnlyTheDifference(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	_, p := filesFixture(t, s, "acme")
+	_, p, _ := companyWithProject(t, s, "acme")
 	if _, err := s.UpdateProjectQuota(ctx, p, QuotaPatch{SpaceBytes: ptr(1000), FileSizeBytes: ptr(1000)}); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestFileReplaceCountsOnlyTheDifference(t *testing.T) {
 func TestFileQuotaConcurrentReservations(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, _ := filesFixture(t, s, "acme")
+	co, _, _ := companyWithProject(t, s, "acme")
 	if _, err := s.UpdateCompanyQuota(ctx, co, QuotaPatch{Files: ptr(1000), SpaceBytes: ptr(1000), FileSizeBytes: ptr(1000)}); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestFileQuotaConcurrentReservations(t *testing.T) {
 func TestFileRowsGoWithTheirProject(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
+	co, p, _ := companyWithProject(t, s, "acme")
 	upload(t, s, FileSpaceProject, p, "a", 10, false)
 	upload(t, s, FileSpaceCompany, co, "a", 10, false)
 	if _, err := s.ReserveUpload(ctx, FileSpaceProject, p, "b", 10, false); err != nil {
@@ -310,7 +310,7 @@ func TestFileRowsGoWithTheirProject(t *testing.T) {
 func TestFileCommitSettlesAnUpperBound(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	_, p := filesFixture(t, s, "acme")
+	_, p, _ := companyWithProject(t, s, "acme")
 	if _, err := s.UpdateProjectQuota(ctx, p, QuotaPatch{SpaceBytes: ptr(1000), FileSizeBytes: ptr(1000)}); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestFileCommitSettlesAnUpperBound(t *testing.T) {
 func TestFileGetListDelete(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	co, p := filesFixture(t, s, "acme")
+	co, p, _ := companyWithProject(t, s, "acme")
 	for _, path := range []string{"b.txt", "Docs/Plan.pdf", "docs/a.pdf", "docs/plan-2.pdf", "a.txt", "docs/sub/x"} {
 		upload(t, s, FileSpaceProject, p, path, int64(len(path)), false)
 	}

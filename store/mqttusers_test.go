@@ -10,22 +10,6 @@ import (
 	"github.com/openbdp/bdp/fault"
 )
 
-// mqttFixture makes a company with its admin and one project.
-func mqttFixture(t *testing.T, s *Store, name string) (projectID, userID int64) {
-	t.Helper()
-	ctx := context.Background()
-	co, u, _, err := s.CreateCompany(ctx, Company{Name: name},
-		NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := s.CreateProject(ctx, u.ID, Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.ID, u.ID
-}
-
 func inOneHour() *time.Time {
 	t := time.Now().Add(time.Hour)
 	return &t
@@ -34,8 +18,8 @@ func inOneHour() *time.Time {
 func TestMQTTUserCreateReadUpdate(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	pid, uid := mqttFixture(t, s, "acme")
-	other, otherUID := mqttFixture(t, s, "other")
+	_, pid, uid := companyWithProject(t, s, "acme")
+	_, other, otherUID := companyWithProject(t, s, "other")
 
 	u, err := s.CreateMQTTUser(ctx, MQTTUser{ProjectID: pid, Username: "gw", PasswordHash: "h1", Rights: MQTTRead,
 		Description: "gateway", ValidUntil: inOneHour(), CreatedBy: uid})
@@ -98,7 +82,7 @@ func TestMQTTUserCreateReadUpdate(t *testing.T) {
 func TestMQTTUserExpiry(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	pid, uid := mqttFixture(t, s, "acme")
+	_, pid, uid := companyWithProject(t, s, "acme")
 	if _, ok, err := s.NextMQTTUserExpiry(ctx); ok || err != nil {
 		t.Fatalf("next expiry without users: %v %v", ok, err)
 	}
@@ -165,7 +149,7 @@ func TestMQTTUserExpiry(t *testing.T) {
 func TestPutEdgeCredentialsRotates(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	pid, _ := mqttFixture(t, s, "acme")
+	_, pid, _ := companyWithProject(t, s, "acme")
 	first, err := s.PutEdgeCredentials(ctx, pid, "hash-1")
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +178,7 @@ func TestPutEdgeCredentialsRotates(t *testing.T) {
 func TestListenMQTTUsersChanged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := newTestStore(t)
-	pid, uid := mqttFixture(t, s, "acme")
+	_, pid, uid := companyWithProject(t, s, "acme")
 	ids := make(chan int64, 16)
 	done := make(chan struct{})
 	go func() {
@@ -288,7 +272,7 @@ func TestListenMQTTUsersChanged(t *testing.T) {
 func TestMQTTUsersCascade(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	pid, uid := mqttFixture(t, s, "acme")
+	_, pid, uid := companyWithProject(t, s, "acme")
 	u, err := s.CreateMQTTUser(ctx, MQTTUser{ProjectID: pid, Username: "gw", PasswordHash: "h", Rights: MQTTRead,
 		ValidUntil: inOneHour(), CreatedBy: uid})
 	if err != nil {
@@ -311,7 +295,7 @@ func TestMQTTUsersCascade(t *testing.T) {
 		t.Fatalf("MQTT user of a deleted project: %v", err)
 	}
 	// The username is free again.
-	pid2, uid2 := mqttFixture(t, s, "other")
+	_, pid2, uid2 := companyWithProject(t, s, "other")
 	if _, err := s.CreateMQTTUser(ctx, MQTTUser{ProjectID: pid2, Username: "gw", PasswordHash: "h", Rights: MQTTRead,
 		ValidUntil: inOneHour(), CreatedBy: uid2}); err != nil {
 		t.Fatalf("reusing a freed username: %v", err)
