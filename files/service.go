@@ -231,32 +231,34 @@ func (s *Service) List(ctx context.Context, space store.FileSpace, ownerID int64
 	return s.store.ListFiles(ctx, space, ownerID, search, page, perPage)
 }
 
-// Stat returns the file at path.
-func (s *Service) Stat(ctx context.Context, space store.FileSpace, ownerID int64, path string) (store.File, error) {
-	path, err := NormalizePath(path)
-	if err != nil {
-		return store.File{}, err
-	}
-	return s.store.GetFile(ctx, space, ownerID, path)
+// Download is a file with a presigned link to its bytes.
+type Download struct {
+	store.File
+	URL        string
+	ValidUntil time.Time
 }
 
-// Link returns a presigned download link to the file at path, valid for
-// expiry (MinLinkExpiry to MaxLinkExpiry), and the time it expires. The
-// object store checks the signature and the expiry, not bdp.
-func (s *Service) Link(ctx context.Context, space store.FileSpace, ownerID int64, path string, expiry time.Duration) (string, time.Time, error) {
+// Link returns the file at path with a presigned download link, valid for
+// expiry (MinLinkExpiry to MaxLinkExpiry). The object store checks the
+// signature and the expiry, not bdp.
+func (s *Service) Link(ctx context.Context, space store.FileSpace, ownerID int64, path string, expiry time.Duration) (Download, error) {
 	if expiry < MinLinkExpiry || expiry > MaxLinkExpiry {
-		return "", time.Time{}, fault.Invalidf("invalid expiry %s: from %s to %s", expiry, MinLinkExpiry, MaxLinkExpiry)
+		return Download{}, fault.Invalidf("invalid expiry %s: from %s to %s", expiry, MinLinkExpiry, MaxLinkExpiry)
 	}
-	f, err := s.Stat(ctx, space, ownerID, path)
+	path, err := NormalizePath(path)
 	if err != nil {
-		return "", time.Time{}, err
+		return Download{}, err
+	}
+	f, err := s.store.GetFile(ctx, space, ownerID, path)
+	if err != nil {
+		return Download{}, err
 	}
 	validUntil := time.Now().Add(expiry)
 	url, err := s.objects.Link(ctx, f.ObjectKey, expiry, f.Path[strings.LastIndexByte(f.Path, '/')+1:])
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("presigning the link of %s: %w", f.ObjectKey, err)
+		return Download{}, fmt.Errorf("presigning the link of %s: %w", f.ObjectKey, err)
 	}
-	return url, validUntil, nil
+	return Download{File: f, URL: url, ValidUntil: validUntil}, nil
 }
 
 // Delete removes the file at path and gives its quota back. Its object is

@@ -311,15 +311,11 @@ func (s *Server) fileLink(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	space, owner := fileSpace(cl)
-	f, err := fs.Stat(c.UserContext(), space, owner, path)
+	d, err := fs.Link(c.UserContext(), space, owner, path, expiry)
 	if err != nil {
 		return nil, err
 	}
-	link, validUntil, err := fs.Link(c.UserContext(), space, owner, path, expiry)
-	if err != nil {
-		return nil, err
-	}
-	return fileLink{DownloadLink: link, Path: f.Path, ValidUntil: validUntil.UTC(), SizeBytes: f.SizeBytes, LastModified: f.UpdatedAt.UTC()}, nil
+	return fileLink{DownloadLink: d.URL, Path: d.Path, ValidUntil: d.ValidUntil.UTC(), SizeBytes: d.SizeBytes, LastModified: d.UpdatedAt.UTC()}, nil
 }
 
 func (s *Server) deleteFile(c *fiber.Ctx, cl *call) (any, error) {
