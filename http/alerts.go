@@ -57,8 +57,7 @@ func (s *Server) listAlerts(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 	}
-	return alertList{Items: nonNilSlice(items), Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
-		TotalItems: total, TotalPages: (total + perPage - 1) / perPage}}, nil
+	return alertList{Items: nonNilSlice(items), Meta: pageMeta(page, perPage, total)}, nil
 }
 
 // maskAlerts hides in the alerts' messages the dataPointIDs the caller

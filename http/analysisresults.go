@@ -439,8 +439,7 @@ func (s *Server) analyticsResults(c *fiber.Ctx, cl *call) (any, error) {
 
 // listPage is one page of all with its meta (decisions.md 4).
 func listPage[T any](all []T, page, perPage int) ([]T, pagination) {
-	return pageOf(all, page, perPage), pagination{CurrentPage: page, ItemsPerPage: perPage, TotalItems: len(all),
-		TotalPages: (len(all) + perPage - 1) / perPage}
+	return pageOf(all, page, perPage), pageMeta(page, perPage, len(all))
 }
 
 // displayName is what a component is called in a result: its

@@ -299,8 +299,7 @@ func (s *Server) listControlsApps(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return appList{Items: objs, Meta: pagination{CurrentPage: page, ItemsPerPage: perPage, TotalItems: len(kept),
-		TotalPages: (len(kept) + perPage - 1) / perPage}}, nil
+	return appList{Items: objs, Meta: pageMeta(page, perPage, len(kept))}, nil
 }
 
 func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
@@ -350,8 +349,7 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 			items[i].Operation = &appWriteState{Reference: w.Reference, State: w.State, Reason: w.Reason, OldValue: w.OldValue}
 		}
 	}
-	return appLogList{Items: items, Meta: pagination{CurrentPage: page, ItemsPerPage: perPage, TotalItems: total,
-		TotalPages: (total + perPage - 1) / perPage}}, nil
+	return appLogList{Items: items, Meta: pageMeta(page, perPage, total)}, nil
 }
 
 // controlsAppCreateParams are POST /v2/controls/app's query parameters.

@@ -104,11 +104,8 @@ func (s *Server) importTimeseries(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := c.Request().Header.ContentLength(); n > s.cfg.ImportLimit {
-		return nil, body.tooLarge
-	}
-	if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, fault.Invalidf("Content-Encoding %s is not supported for imports", ce)
+	if err := body.checkHeaders(c, s.cfg.ImportLimit, "imports"); err != nil {
+		return nil, err
 	}
 	file, err := importFile(c, body)
 	if err != nil {
@@ -224,6 +221,19 @@ func (b *importBody) Read(p []byte) (int, error) {
 		b.remaining -= int64(n)
 	}
 	return n, err
+}
+
+// checkHeaders refuses, before a byte is read, a body whose Content-Length
+// is over limit (tooLarge) or that comes encoded (what names the route's
+// uploads in the message).
+func (b *importBody) checkHeaders(c *fiber.Ctx, limit int, what string) error {
+	if c.Request().Header.ContentLength() > limit {
+		return b.tooLarge
+	}
+	if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
+		return fault.Invalidf("Content-Encoding %s is not supported for %s", clip(ce), what)
+	}
+	return nil
 }
 
 // settle reads what is left of the body, at most max bytes: a client that

@@ -188,13 +188,10 @@ func (s *Server) uploadFile(replace bool) handlerFunc {
 		if err := files.CheckFolder(folder); err != nil {
 			return nil, err
 		}
+		if err := body.checkHeaders(c, s.cfg.ImportLimit, "uploads"); err != nil {
+			return nil, err
+		}
 		size := int64(c.Request().Header.ContentLength()) // -1 chunked, -2 none
-		if size > int64(s.cfg.ImportLimit) {
-			return nil, body.tooLarge
-		}
-		if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
-			return nil, fault.Invalidf("Content-Encoding %s is not supported for uploads", clip(ce))
-		}
 		space, owner := fileSpace(cl)
 		file, name, fileSize, err := formUpload(c, body, size)
 		if err != nil {
@@ -293,8 +290,7 @@ func (s *Server) listFiles(c *fiber.Ctx, cl *call) (any, error) {
 	for i, f := range list {
 		items[i] = fileItem{Path: f.Path, LastModified: f.UpdatedAt.UTC(), SizeBytes: f.SizeBytes}
 	}
-	return fileList{Items: items, Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
-		TotalItems: int(total), TotalPages: int((total + int64(perPage) - 1) / int64(perPage))}}, nil
+	return fileList{Items: items, Meta: pageMeta(page, perPage, int(total))}, nil
 }
 
 func (s *Server) fileLink(c *fiber.Ctx, cl *call) (any, error) {

@@ -382,6 +382,11 @@ type pagination struct {
 	TotalPages   int `json:"total_pages"`
 }
 
+// pageMeta is the meta of page (of perPage items) of a list of total items.
+func pageMeta(page, perPage, total int) pagination {
+	return pagination{CurrentPage: page, ItemsPerPage: perPage, TotalItems: total, TotalPages: (total + perPage - 1) / perPage}
+}
+
 func (s *Server) listVDPs(c *fiber.Ctx, cl *call) (any, error) {
 	page, perPage, err := pageParams(c)
 	if err != nil {
@@ -400,8 +405,7 @@ func (s *Server) listVDPs(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return vdpList{Items: nonNilSlice(items), Meta: pagination{CurrentPage: page, ItemsPerPage: perPage,
-		TotalItems: total, TotalPages: (total + perPage - 1) / perPage}}, nil
+	return vdpList{Items: nonNilSlice(items), Meta: pageMeta(page, perPage, total)}, nil
 }
 
 // pageParams reads page (default 1) and per_page (default 100, at most
