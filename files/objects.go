@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,26 +110,41 @@ func OpenObjects(ctx context.Context, cfg ObjectsConfig) (*Objects, error) {
 	return o, nil
 }
 
-// newClient makes a path-style client for endpoint, which is "host:port" or
-// a URL with scheme http or https and nothing after the port, and returns
-// it with its transport.
-func newClient(endpoint string, cfg ObjectsConfig) (*minio.Client, *http.Transport, error) {
-	host, secure := endpoint, false
-	if strings.Contains(endpoint, "://") {
+// ParseEndpoint reads an object store address: "host:port" (plain HTTP)
+// or "http(s)://host[:port]" with nothing after the host, since S3 clients
+// address buckets as the first path segment. It returns the host, with its
+// port when one is given, and whether to use TLS.
+func ParseEndpoint(endpoint string) (host string, secure bool, err error) {
+	host = endpoint
+	if scheme, _, ok := strings.Cut(endpoint, "://"); ok {
+		if scheme != "http" && scheme != "https" {
+			return "", false, fmt.Errorf("scheme %q: must be http or https", scheme)
+		}
 		u, err := url.Parse(endpoint)
-		if err != nil {
-			return nil, nil, err
+		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return "", false, errors.New("only scheme, host and port are allowed: http(s)://host:port, without a path, query or user")
 		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, nil, fmt.Errorf("scheme %q is not http or https", u.Scheme)
+		host, secure = u.Host, scheme == "https"
+		if u.Port() == "" {
+			return host, secure, nil // the scheme's port
 		}
-		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-			return nil, nil, errors.New("only scheme, host and port are allowed")
-		}
-		host, secure = u.Host, u.Scheme == "https"
 	}
-	if host == "" {
-		return nil, nil, errors.New("no host")
+	h, port, err := net.SplitHostPort(host)
+	if err != nil || h == "" {
+		return "", false, errors.New("must be host:port or http(s)://host:port")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", false, errors.New("port must be 1 to 65535")
+	}
+	return host, secure, nil
+}
+
+// newClient makes a path-style client for endpoint (ParseEndpoint) and
+// returns it with its transport.
+func newClient(endpoint string, cfg ObjectsConfig) (*minio.Client, *http.Transport, error) {
+	host, secure, err := ParseEndpoint(endpoint)
+	if err != nil {
+		return nil, nil, err
 	}
 	transport, err := minio.DefaultTransport(secure)
 	if err != nil {

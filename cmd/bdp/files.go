@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,27 +57,14 @@ func loadS3Config(c *config, get func(string) string, bad func(string, error)) {
 
 var s3BucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
-// checkS3URL accepts host:port (unless a scheme is required) or
-// http(s)://host[:port], with nothing after the host: S3 clients address
-// buckets as the first path segment.
+// checkS3URL checks an object store address (files.ParseEndpoint); the
+// public URL needs its scheme, since links are handed to clients.
 func checkS3URL(s string, needScheme bool) error {
-	host := s
-	if scheme, _, ok := strings.Cut(s, "://"); ok {
-		if scheme != "http" && scheme != "https" {
-			return fmt.Errorf("scheme %q: must be http or https", scheme)
-		}
-		u, err := url.Parse(s)
-		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return errors.New("must be http(s)://host:port, without a path, query or user")
-		}
-		if u.Port() == "" {
-			return nil // the scheme's port
-		}
-		host = u.Host
-	} else if needScheme {
+	if needScheme && !strings.Contains(s, "://") {
 		return errors.New("must be http(s)://host:port")
 	}
-	return checkHostPort(host, "must be host:port or http(s)://host:port")
+	_, _, err := files.ParseEndpoint(s)
+	return err
 }
 
 // openTimeout bounds connecting to the store and creating the bucket, so
