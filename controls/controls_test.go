@@ -137,6 +137,8 @@ func TestHeatingCurveFollowsOutdoorTemperature(t *testing.T) {
 		write(t0.Add(time.Duration(i+1)*time.Minute), step.outdoor)
 		e.waitFor("the curve's setpoint", func() bool { return is(slot(dev, "supply_sp", 13), step.want) })
 	}
+	// The log line of a write follows the device's answer: wait for it.
+	e.waitFor("the last write logged", func() bool { return strings.Count(e.logText(app.ID), `to "supply_sp"`) >= 4 })
 	log := e.logText(app.ID)
 	if strings.Contains(log, "20.95") {
 		t.Fatalf("a move below 0.1 K was written:\n%s", log)
