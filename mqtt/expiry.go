@@ -76,7 +76,21 @@ func (e *Embedded) runExpiry(ctx context.Context) {
 // expireDue deletes the users expired by now and ends their sessions; false
 // when the database failed.
 func (e *Embedded) expireDue(ctx context.Context) bool {
-	gone, err := e.deps.Store.DeleteExpiredMQTTUsers(ctx, e.cfg.Now())
+	now := e.cfg.Now()
+	// Known as expired before their rows go: the deletion's notification
+	// ends their sessions too (changed), maybe before this goroutine gets
+	// on, and a client's next CONNECT must hear "expired", not "unknown".
+	due, err := e.deps.Store.ExpiredMQTTUsers(ctx, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("mqtt expiry: look up expired users", slog.Any("error", err))
+		}
+		return false
+	}
+	for _, u := range due {
+		e.expired.put(u, now)
+	}
+	gone, err := e.deps.Store.DeleteExpiredMQTTUsers(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("mqtt expiry: delete expired users", slog.Any("error", err))
@@ -84,7 +98,6 @@ func (e *Embedded) expireDue(ctx context.Context) bool {
 		return false
 	}
 	for _, u := range gone {
-		e.expired.put(u, e.cfg.Now())
 		e.creds.DropUser(u.ID)
 		e.sessions.disconnect(u.ID, codeExpiredSession)
 	}

@@ -177,6 +177,15 @@ func (s *Store) NextMQTTUserExpiry(ctx context.Context) (time.Time, bool, error)
 	return *next, true, nil
 }
 
+// ExpiredMQTTUsers returns the users whose validity ended by now, still
+// stored (DeleteExpiredMQTTUsers removes them).
+func (s *Store) ExpiredMQTTUsers(ctx context.Context, now time.Time) ([]MQTTUser, error) {
+	us, err := scanMQTTUsers(s.pool.Query(ctx, `
+		WITH m AS (SELECT * FROM mqtt_users WHERE valid_until <= $1) `+mqttUserSelect+`
+		ORDER BY m.id`, now))
+	return us, translate(err, "MQTT users")
+}
+
 // DeleteExpiredMQTTUsers removes every MQTT user whose valid_until is at
 // or before now and returns them.
 func (s *Store) DeleteExpiredMQTTUsers(ctx context.Context, now time.Time) ([]MQTTUser, error) {

@@ -124,6 +124,10 @@ func TestMQTTUserExpiry(t *testing.T) {
 	if err != nil || !ok || !next.Equal(past) {
 		t.Fatalf("next expiry %v %v %v, want %v", next, ok, err, past)
 	}
+	due, err := s.ExpiredMQTTUsers(ctx, time.Now())
+	if err != nil || len(due) != 1 || due[0].ID != expired.ID || due[0].Username != "old" || due[0].PasswordHash == "" {
+		t.Fatalf("expired users %+v %v, want the expired user, still stored", due, err)
+	}
 	gone, err := s.DeleteExpiredMQTTUsers(ctx, time.Now())
 	if err != nil {
 		t.Fatal(err)
