@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,15 +19,23 @@ import (
 // never ignored (decisions.md 10); parameters nobody documents are refused
 // too.
 
-// aedifionOpenAPI is aedifion's published document, read where a clone of
-// bdp finds it: the shared/ folder beside the repository (decisions.md 10
-// names ../reference/aedifion-openapi.json from shared/spec).
-const aedifionOpenAPI = "../../shared/reference/aedifion-openapi.json"
+// aedifionParamsFile holds, in bdp's own form, the facts this test needs
+// from aedifion's published OpenAPI document (api-evangelist/aedifion,
+// openapi/_original/aedifion-openapi.json at f33357bf): for each
+// operation, its query parameters and top-level body fields with their
+// JSON schema types. Regenerate it from a copy of that document with
+//
+//	go test ./http -run TestAedifionParametersSupportedOrRefused -aedifion-openapi=PATH
+var aedifionParamsFile = filepath.Join("testdata", "aedifion-params.json")
+
+var aedifionOpenAPI = flag.String("aedifion-openapi", "", "regenerate "+aedifionParamsFile+" from this copy of aedifion's OpenAPI document")
 
 // aedifionParam is one parameter aedifion documents: a query parameter or
 // a top-level field of the request body, with its JSON schema type.
 type aedifionParam struct {
-	In, Name, Type string
+	In   string `json:"in"`
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // loadAedifionParams maps "METHOD /path/{}/..." (path parameters
@@ -34,10 +43,27 @@ type aedifionParam struct {
 // and body fields.
 func loadAedifionParams(t *testing.T) map[string][]aedifionParam {
 	t.Helper()
-	raw, err := os.ReadFile(aedifionOpenAPI)
+	if *aedifionOpenAPI != "" {
+		writeAedifionParams(t, *aedifionOpenAPI)
+	}
+	raw, err := os.ReadFile(aedifionParamsFile)
 	if err != nil {
-		abs, _ := filepath.Abs(aedifionOpenAPI)
-		t.Fatalf("aedifion's OpenAPI must lie beside the repository, at %s: %v", abs, err)
+		t.Fatal(err)
+	}
+	var out map[string][]aedifionParam
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", aedifionParamsFile, err)
+	}
+	return out
+}
+
+// writeAedifionParams extracts each operation's parameters from aedifion's
+// document at path into aedifionParamsFile.
+func writeAedifionParams(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage
@@ -70,7 +96,7 @@ func loadAedifionParams(t *testing.T) map[string][]aedifionParam {
 			if err := json.Unmarshal(rawOp, &op); err != nil {
 				t.Fatalf("%s %s: %v", method, path, err)
 			}
-			var params []aedifionParam
+			params := []aedifionParam{}
 			for _, p := range op.Parameters {
 				if p.Ref != "" {
 					p = doc.Components.Parameters[strings.TrimPrefix(p.Ref, "#/components/parameters/")]
@@ -84,10 +110,19 @@ func loadAedifionParams(t *testing.T) map[string][]aedifionParam {
 					params = append(params, aedifionParam{"body", name, fmt.Sprint(resolve(field).Type)})
 				}
 			}
-			out[opKey(method, path)] = params
+			slices.SortFunc(params, func(a, b aedifionParam) int {
+				return strings.Compare(a.In+" "+a.Name, b.In+" "+b.Name)
+			})
+			out[opKey(method, path)] = slices.Compact(params)
 		}
 	}
-	return out
+	encoded, err := json.MarshalIndent(out, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(aedifionParamsFile, append(encoded, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type openAPIParam struct {
@@ -193,7 +228,7 @@ func TestAedifionParametersSupportedOrRefused(t *testing.T) {
 		}
 	}
 	if matched < 30 || refused == 0 {
-		t.Fatalf("only %d operations matched aedifion's, %d parameters refused: is %s aedifion's document?", matched, refused, aedifionOpenAPI)
+		t.Fatalf("only %d operations matched aedifion's, %d parameters refused: is %s aedifion's document?", matched, refused, aedifionParamsFile)
 	}
 }
 

@@ -1,7 +1,7 @@
 package store
 
 // The records below are what the API shows; their JSON names follow
-// shared/spec/api.md section 2.
+// the API contract (api.md section 2).
 
 // Company is a tenant: a strictly separated domain.
 type Company struct {

@@ -4,7 +4,7 @@ Each test makes the requests of one of aedifion's tutorials (authentication,
 administration, data import and export, and the tutorial API client) with
 the `requests` library, using their parameter names, bodies and auth, and
 checks the answers against the shapes those tutorials and aedifion's
-OpenAPI document (shared/reference/aedifion-openapi.json) show. Where
+published OpenAPI document show. Where
 api.md or decisions.md decide otherwise (decisions.md 10), the test says so.
 """
 
