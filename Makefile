@@ -89,6 +89,12 @@ test-api: deps-test build $(VENV)/.installed
 	BDP_BIN=bin/bdp $(VENV_PY) tests/python/run_schemathesis.py
 
 lint:
+	@echo "nothing reads beside the clone (../shared)"
+	@out="$$(git ls-files -z | xargs -0 grep -ln -e '\.\./shared' -- 2>/dev/null | grep -v '^Makefile$$' || true)"; \
+	if [ -n "$$out" ]; then \
+		echo "these files name ../shared; a clone must stand on its own (copy what they need into the repository):"; \
+		echo "$$out"; exit 1; \
+	fi
 	@echo "gofmt -l ."
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then \
 		echo "these files need gofmt (run: gofmt -w .):"; echo "$$out"; exit 1; \
