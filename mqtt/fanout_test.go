@@ -145,8 +145,14 @@ func TestLiveSubscriberKinds(t *testing.T) {
 				if ex := p.Properties.MessageExpiry; ex == nil || *ex < 86000 {
 					t.Fatalf("MQTT 5 subscriber of %s: message expiry %v, want mochi's day", c.topic, ex)
 				}
-				if si := p.Properties.SubscriptionIdentifier; c.id != 0 && (si == nil || *si != c.id) {
-					t.Fatalf("MQTT 5 subscriber: subscription identifier %v, want %d", si, c.id)
+				// A subscription without an identifier gets none: 0
+				// is a protocol error to the client.
+				if si := p.Properties.SubscriptionIdentifier; c.id != 0 && (si == nil || *si != c.id) || c.id == 0 && si != nil {
+					got := "none"
+					if si != nil {
+						got = strconv.Itoa(*si)
+					}
+					t.Fatalf("MQTT 5 subscriber of %s: subscription identifier %s, want %d (0: none)", c.topic, got, c.id)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatalf("MQTT 5 subscriber of %s: observation %d did not arrive", c.topic, sec)
