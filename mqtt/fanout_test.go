@@ -245,8 +245,7 @@ func TestLiveFastPathReceiveMaximum(t *testing.T) {
 		got = append(got, p.payload)
 		c.puback(t, p.id)
 	}
-	slices.Sort(got) // resent from the session, in mochi's order
-	for i, p := range got {
+	for i, p := range got { // resent from the session in the order they were sent, then the held ones
 		if sec := i + 4; p != payloadOf(sec, float64(sec)) {
 			t.Fatalf("after the return: %v, want observations 4 to 11", got)
 		}
@@ -321,8 +320,30 @@ func (rc *rawClient) subscribe(t *testing.T, filter string, qos byte) {
 	if _, err := rc.c.Write(append(appendRemaining([]byte{0x82}, len(body)), body...)); err != nil {
 		t.Fatal(err)
 	}
-	if header, ack := rc.read(t); header != 0x90 || len(ack) < 3 || ack[len(ack)-1] != qos {
-		t.Fatalf("SUBACK %#x % x, want QoS %d granted", header, ack, qos)
+	if header, ack := rc.read(t); header != 0x90 || len(ack) < 3 || ack[0] != 0 || ack[1] != 1 || ack[len(ack)-1] != qos {
+		t.Fatalf("SUBACK %#x % x, want packet id 1 and QoS %d granted", header, ack, qos)
+	}
+}
+
+// unsubscribe unsubscribes from filter with packet id id; a subscription
+// must exist.
+func (rc *rawClient) unsubscribe(t *testing.T, filter string, id uint16) {
+	t.Helper()
+	body := binary.BigEndian.AppendUint16(nil, id)
+	if rc.v5 {
+		body = append(body, 0) // no properties
+	}
+	body = append(binary.BigEndian.AppendUint16(body, uint16(len(filter))), filter...)
+	if _, err := rc.c.Write(append(appendRemaining([]byte{0xA2}, len(body)), body...)); err != nil {
+		t.Fatal(err)
+	}
+	header, ack := rc.read(t)
+	ok := header == 0xB0 && len(ack) >= 2 && binary.BigEndian.Uint16(ack) == id
+	if rc.v5 {
+		ok = ok && len(ack) >= 4 && ack[len(ack)-1] == 0 // success
+	}
+	if !ok {
+		t.Fatalf("UNSUBACK %#x % x, want packet id %d and success", header, ack, id)
 	}
 }
 
