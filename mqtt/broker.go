@@ -183,6 +183,9 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	if err := e.server.AddHook(&fanoutHook{f: e.fan}, nil); err != nil {
 		return nil, err
 	}
+	if err := e.server.AddHook(newSessionHook(cfg.Now), nil); err != nil {
+		return nil, err
+	}
 	e.audience = &audienceHook{server: e.server}
 	if err := e.server.AddHook(e.audience, nil); err != nil {
 		return nil, err

@@ -88,12 +88,20 @@ func (f *fanout) wireOf(cl *mochi.Client, sub packets.Subscription) liveWire {
 	if cl.Properties.ProtocolVersion < 5 {
 		return w
 	}
-	w.v5, w.maxSize, w.shared = true, cl.Properties.Props.MaximumPacketSize, len(sub.Identifiers) == 0
+	w.v5, w.maxSize = true, cl.Properties.Props.MaximumPacketSize
 	w.props = f.expiryProps
-	if !w.shared {
-		for _, id := range sub.Identifiers {
+	// mochi records a filter subscribed without an identifier as
+	// identifier 0 (Subscription.Merge); 0 on the wire is a protocol
+	// error (MQTT 5 3.3.2.3.8) for which paho-mqtt drops the connection,
+	// so only the identifiers the client gave go out, as mochi's encoder
+	// sends them.
+	for _, id := range sub.Identifiers {
+		if id > 0 {
 			w.ids = append(w.ids, id)
 		}
+	}
+	w.shared = len(w.ids) == 0
+	if !w.shared {
 		slices.Sort(w.ids)
 		w.props = slices.Clone(f.expiryProps)
 		for _, id := range w.ids {

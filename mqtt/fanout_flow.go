@@ -101,8 +101,8 @@ func (f *fanout) forget(cl *mochi.Client) {
 	}
 }
 
-// fanoutHook tells the fast path of acknowledgements and of connections
-// that ended.
+// fanoutHook tells the fast path of acknowledgements, of connections
+// taking up their session and of connections that ended.
 type fanoutHook struct {
 	mochi.HookBase
 	f *fanout
@@ -111,8 +111,16 @@ type fanoutHook struct {
 func (h *fanoutHook) ID() string { return "bdp-live-fanout" }
 
 func (h *fanoutHook) Provides(b byte) bool {
-	return b == mochi.OnQosComplete || b == mochi.OnDisconnect
+	switch b {
+	case mochi.OnQosComplete, mochi.OnDisconnect, mochi.OnSessionEstablish, mochi.OnSessionEstablished:
+		return true
+	}
+	return false
 }
+
+func (h *fanoutHook) OnSessionEstablish(cl *mochi.Client, _ packets.Packet) { h.f.establishing(cl) }
+
+func (h *fanoutHook) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) { h.f.established(cl) }
 
 func (h *fanoutHook) OnQosComplete(cl *mochi.Client, _ packets.Packet) { h.f.release(cl) }
 

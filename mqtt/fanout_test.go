@@ -145,8 +145,14 @@ func TestLiveSubscriberKinds(t *testing.T) {
 				if ex := p.Properties.MessageExpiry; ex == nil || *ex < 86000 {
 					t.Fatalf("MQTT 5 subscriber of %s: message expiry %v, want mochi's day", c.topic, ex)
 				}
-				if si := p.Properties.SubscriptionIdentifier; c.id != 0 && (si == nil || *si != c.id) {
-					t.Fatalf("MQTT 5 subscriber: subscription identifier %v, want %d", si, c.id)
+				// A subscription without an identifier gets none: 0
+				// is a protocol error to the client.
+				if si := p.Properties.SubscriptionIdentifier; c.id != 0 && (si == nil || *si != c.id) || c.id == 0 && si != nil {
+					got := "none"
+					if si != nil {
+						got = strconv.Itoa(*si)
+					}
+					t.Fatalf("MQTT 5 subscriber of %s: subscription identifier %s, want %d (0: none)", c.topic, got, c.id)
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatalf("MQTT 5 subscriber of %s: observation %d did not arrive", c.topic, sec)
@@ -239,8 +245,7 @@ func TestLiveFastPathReceiveMaximum(t *testing.T) {
 		got = append(got, p.payload)
 		c.puback(t, p.id)
 	}
-	slices.Sort(got) // resent from the session, in mochi's order
-	for i, p := range got {
+	for i, p := range got { // resent from the session in the order they were sent, then the held ones
 		if sec := i + 4; p != payloadOf(sec, float64(sec)) {
 			t.Fatalf("after the return: %v, want observations 4 to 11", got)
 		}
@@ -315,8 +320,30 @@ func (rc *rawClient) subscribe(t *testing.T, filter string, qos byte) {
 	if _, err := rc.c.Write(append(appendRemaining([]byte{0x82}, len(body)), body...)); err != nil {
 		t.Fatal(err)
 	}
-	if header, ack := rc.read(t); header != 0x90 || len(ack) < 3 || ack[len(ack)-1] != qos {
-		t.Fatalf("SUBACK %#x % x, want QoS %d granted", header, ack, qos)
+	if header, ack := rc.read(t); header != 0x90 || len(ack) < 3 || ack[0] != 0 || ack[1] != 1 || ack[len(ack)-1] != qos {
+		t.Fatalf("SUBACK %#x % x, want packet id 1 and QoS %d granted", header, ack, qos)
+	}
+}
+
+// unsubscribe unsubscribes from filter with packet id id; a subscription
+// must exist.
+func (rc *rawClient) unsubscribe(t *testing.T, filter string, id uint16) {
+	t.Helper()
+	body := binary.BigEndian.AppendUint16(nil, id)
+	if rc.v5 {
+		body = append(body, 0) // no properties
+	}
+	body = append(binary.BigEndian.AppendUint16(body, uint16(len(filter))), filter...)
+	if _, err := rc.c.Write(append(appendRemaining([]byte{0xA2}, len(body)), body...)); err != nil {
+		t.Fatal(err)
+	}
+	header, ack := rc.read(t)
+	ok := header == 0xB0 && len(ack) >= 2 && binary.BigEndian.Uint16(ack) == id
+	if rc.v5 {
+		ok = ok && len(ack) >= 4 && ack[len(ack)-1] == 0 // success
+	}
+	if !ok {
+		t.Fatalf("UNSUBACK %#x % x, want packet id %d and success", header, ack, id)
 	}
 }
 
