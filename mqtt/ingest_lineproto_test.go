@@ -3,6 +3,8 @@ package mqtt
 import (
 	"context"
 	"fmt"
+	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -77,17 +79,30 @@ func TestIngestLineProtocol(t *testing.T) {
 	})
 }
 
-// The external broker's ingestion reads line protocol too, and drops and
-// counts what is neither.
+// The external broker's ingestion reads line protocol too, from paho's
+// MQTT 3.1.1 client and from Debian's mosquitto_pub in MQTT 5 mode, and
+// drops and counts what is neither.
 func TestExternalIngestLineProtocol(t *testing.T) {
 	f := newExternalFixture(t)
 	pid, admin := f.company(t, "acme")
 	f.mqttUser(t, store.MQTTUser{ProjectID: pid, Username: "gw", Rights: store.MQTTWrite, CreatedBy: admin}, "gw-password")
 	gw := f.mustConnect(t, "gw", "gw-password")
 	ns := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC).UnixNano()
-	gw.publish(t, codec.DatapointTopic(pid, "dp"), "not a line")
-	gw.publish(t, codec.DatapointTopic(pid, "dp"), fmt.Sprintf("dp value=0 %d\ndp value=1 %d", ns, ns+1e9))
+	topic := codec.DatapointTopic(pid, "dp")
+	gw.publish(t, topic, "not a line")
+	gw.publish(t, topic, fmt.Sprintf("dp value=0 %d\ndp value=1 %d", ns, ns+1e9))
 	eventually(t, "both lines stored", func() bool { return f.stored(t, pid, "dp") == 2 })
+
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(f.broker.URL, "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("mosquitto_pub", "-h", host, "-p", port, "-V", "mqttv5", "-q", "1", "-i", "gw-mosquitto-pub",
+		"-u", "gw", "-P", "gw-password", "-t", topic, "-m", fmt.Sprintf("dp,site=aachen value=2.5 %d", ns+2e9)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mosquitto_pub: %v\n%s", err, out)
+	}
+	eventually(t, "the line from mosquitto_pub stored", func() bool { return f.stored(t, pid, "dp") == 3 })
 	if got := testutil.ToFloat64(f.ext.metrics.dropped.WithLabelValues(dropPayload)); got != 1 {
 		t.Errorf("dropped for payload: %v, want 1", got)
 	}
