@@ -39,8 +39,13 @@ const mqttUserDoc = "Creates an MQTT user of the project, answered with 201 and 
 	"a read user therefore needs read access through some TagAuth of the project (or a company role), a write user write access, " +
 	"else 403. Live observations are published to project/{project_id}/datapoint/{dataPointID}, the dataPointID written as it is " +
 	"except that %, /, +, # and NUL are percent-encoded (%25, %2F, %2B, %23, %00), as JSON {\"time\": RFC 3339, \"value\": number}; " +
-	"a write user publishes the same object, or an array of them, to the same topic to ingest. The broker listens on BDP_MQTT_ADDR " +
-	"(MQTT over TCP) and, when set, BDP_MQTT_WS_ADDR (MQTT over WebSocket). At valid_until the user can no longer connect, its " +
+	"a write user publishes the same object, or an array of them, to the same topic to ingest, or Influx line protocol as aedifion's " +
+	"gateways send it: one line or many, each {dataPointID}[,tags] value={number} [{unix nanoseconds}], whose measurement must be " +
+	"the topic's dataPointID (tags are not stored; no timestamp: the time of arrival). A QoS 1 publish is acknowledged once stored; " +
+	"a payload that is neither is dropped and counted, and an MQTT 5 publisher is told 0x99 (payload format invalid) with the reason. " +
+	"The broker listens on BDP_MQTT_ADDR (MQTT over TCP) and, when set, BDP_MQTT_WS_ADDR (MQTT over WebSocket), " +
+	"BDP_MQTT_TLS_ADDR (MQTT over TLS 1.2+) and BDP_MQTT_WSS_ADDR (WebSocket over TLS), the latter two with the certificate of " +
+	"BDP_TLS_CERT. At valid_until the user can no longer connect, its " +
 	"open sessions are closed within 1 s and its row is removed."
 
 type mqttUserRequest struct {

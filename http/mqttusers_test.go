@@ -253,7 +253,8 @@ func TestMQTTUserOpenAPIDocumentsTheRules(t *testing.T) {
 	for _, want := range []string{"default 3600", "1 to 7200", "1 to 64 bytes", "at least 8 characters", "409",
 		"never sees more than its creator", "evaluated at delivery time", "when the creator loses a grant, so does the MQTT user",
 		"project/{project_id}/datapoint/{dataPointID}", "%2F", "%00", `{"time": RFC 3339, "value": number}`, "an array",
-		"BDP_MQTT_ADDR", "BDP_MQTT_WS_ADDR", "within 1 s", "row is removed", "reserved"} {
+		"BDP_MQTT_ADDR", "BDP_MQTT_WS_ADDR", "within 1 s", "row is removed", "reserved",
+		"Influx line protocol", "measurement must be the topic's dataPointID", "0x99", "BDP_MQTT_TLS_ADDR", "BDP_MQTT_WSS_ADDR", "BDP_TLS_CERT"} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("the description of POST .../mqttuser lacks %q", want)
 		}

@@ -33,7 +33,7 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 				"Every operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
 				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it. " +
 				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
-				"key mqtt_ws) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
+				"key mqtt_ws; over TLS on BDP_MQTT_TLS_ADDR, key mqtt_tls; over WebSocket over TLS on BDP_MQTT_WSS_ADDR, key mqtt_wss) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
 				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +
 				"password), 0x87 (expired) or 0x9F (too many failed logins, counted with HTTP's).",
 		},

@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,6 +66,11 @@ const listenWait = 10 * time.Second
 type Config struct {
 	Addr   string // TCP listen address; port 0 picks a free port
 	WSAddr string // WebSocket listen address; empty: none
+	// TLSAddr and WSSAddr are the listen addresses of MQTT over TLS and
+	// of MQTT over WebSocket over TLS (gateways reach the platform over
+	// the internet); empty: none. Both need TLS.
+	TLSAddr, WSSAddr string
+	TLS              *tls.Config // the server certificate (LoadTLS)
 	// Name is the platform's own client id; network clients may use
 	// neither it nor mochi's "inline". Default "bdp".
 	Name          string
@@ -103,7 +109,9 @@ type Embedded struct {
 	creds    *auth.CredentialCache
 	expired  *expiredUsers
 	metrics  *metrics
-	tcp, ws  *listener
+	// listeners by addresses.json key: "mqtt" always, "mqtt_ws",
+	// "mqtt_tls", "mqtt_wss" when configured.
+	listeners map[string]*listener
 	// dummyHash makes an unknown username cost a hash like a wrong
 	// password, so timing does not tell which usernames exist.
 	dummyHash string
@@ -168,8 +176,9 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	e.server = mochi.New(&mochi.Options{
 		Capabilities: caps,
 		InlineClient: true,
-		// mochi logs every connection at info; bdp keeps its warnings.
-		Logger:                 slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn}),
+		// mochi logs every connection at info; bdp keeps its warnings,
+		// with packets summarised (mochiLog).
+		Logger:                 slog.New(mochiLog{Handler: log.Handler(), min: slog.LevelWarn}),
 		SysTopicResendInterval: 10,
 	})
 	e.sessions = newSessions(e.server)
@@ -190,24 +199,49 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	if err := e.server.AddHook(e.audience, nil); err != nil {
 		return nil, err
 	}
-	if e.tcp, err = newTCPListener(cfg.Addr); err != nil {
-		return nil, fmt.Errorf("listen on BDP_MQTT_ADDR %s: %w", cfg.Addr, err)
+	if err := e.listen(); err != nil {
+		return nil, err
 	}
-	if cfg.WSAddr != "" {
-		if e.ws, err = newWebSocketListener(cfg.WSAddr, log); err != nil {
-			_ = e.tcp.ln.Close()
-			return nil, fmt.Errorf("listen on BDP_MQTT_WS_ADDR %s: %w", cfg.WSAddr, err)
-		}
-	}
-	for _, l := range []*listener{e.tcp, e.ws} {
-		if l != nil {
-			if err := e.server.AddListener(l); err != nil {
-				e.closeListeners()
-				return nil, err
-			}
+	for _, l := range e.listeners {
+		if err := e.server.AddListener(l); err != nil {
+			e.closeListeners()
+			return nil, err
 		}
 	}
 	return e, nil
+}
+
+// listen opens the configured listeners, or none when one fails.
+func (e *Embedded) listen() error {
+	cfg := e.cfg
+	if (cfg.TLSAddr != "" || cfg.WSSAddr != "") && cfg.TLS == nil {
+		return errors.New("mqtt: TLS listeners need a certificate (Config.TLS)")
+	}
+	specs := []struct {
+		key, addr, variable string
+		open                func() (*listener, error)
+	}{
+		{"mqtt", cfg.Addr, "BDP_MQTT_ADDR", func() (*listener, error) { return newTCPListener(cfg.Addr, nil) }},
+		{"mqtt_ws", cfg.WSAddr, "BDP_MQTT_WS_ADDR", func() (*listener, error) { return newWebSocketListener(cfg.WSAddr, nil, e.log) }},
+		{"mqtt_tls", cfg.TLSAddr, "BDP_MQTT_TLS_ADDR", func() (*listener, error) { return newTCPListener(cfg.TLSAddr, cfg.TLS) }},
+		{"mqtt_wss", cfg.WSSAddr, "BDP_MQTT_WSS_ADDR", func() (*listener, error) { return newWebSocketListener(cfg.WSSAddr, cfg.TLS, e.log) }},
+	}
+	e.listeners = map[string]*listener{}
+	for _, sp := range specs {
+		if sp.addr == "" && sp.key != "mqtt" {
+			continue
+		}
+		l, err := sp.open()
+		if err != nil {
+			for _, opened := range e.listeners {
+				_ = opened.ln.Close()
+			}
+			e.listeners = nil
+			return fmt.Errorf("listen on %s %s: %w", sp.variable, sp.addr, err)
+		}
+		e.listeners[sp.key] = l
+	}
+	return nil
 }
 
 // AddHook adds one of the platform's hooks (ingestion, live filter); only
@@ -270,11 +304,12 @@ func StartEmbedded(ctx context.Context, cfg Config, deps Deps, hooks ...mochi.Ho
 func (e *Embedded) Sessions() *Sessions { return e.sessions }
 
 // Addresses returns the listen addresses: "mqtt" (TCP) and, when on,
-// "mqtt_ws" (WebSocket).
+// "mqtt_ws" (WebSocket), "mqtt_tls" (TLS) and "mqtt_wss" (WebSocket over
+// TLS).
 func (e *Embedded) Addresses() map[string]string {
-	out := map[string]string{"mqtt": e.tcp.Address()}
-	if e.ws != nil {
-		out["mqtt_ws"] = e.ws.Address()
+	out := make(map[string]string, len(e.listeners))
+	for key, l := range e.listeners {
+		out[key] = l.Address()
 	}
 	return out
 }
@@ -326,28 +361,7 @@ func (e *Embedded) Close(ctx context.Context) error {
 
 // closeListeners closes listeners that never served.
 func (e *Embedded) closeListeners() {
-	for _, l := range []*listener{e.tcp, e.ws} {
-		if l != nil {
-			l.Close(func(string) {})
-		}
+	for _, l := range e.listeners {
+		l.Close(func(string) {})
 	}
-}
-
-// minLevel drops records below min: mochi logs every connection and
-// hook at info.
-type minLevel struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
-	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }

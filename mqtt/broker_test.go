@@ -2,6 +2,7 @@ package mqtt
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -43,6 +44,10 @@ type brokerEnvConfig struct {
 	newTimer func(time.Duration) Timer
 	wsAddr   string
 	cacheTTL time.Duration // default a minute
+	// tls, when set, serves MQTT over TLS and over WebSocket over TLS
+	// with its certificate too.
+	tls *tls.Config
+	log io.Writer // the broker's log; nil: discarded
 }
 
 // The errors of paho.mqtt.golang for MQTT 3.1.1 CONNACK return codes.
@@ -70,9 +75,15 @@ func newBrokerEnv(t *testing.T, cfg brokerEnvConfig) *brokerEnv {
 	if cfg.cacheTTL == 0 {
 		cfg.cacheTTL = time.Minute
 	}
-	e.b, err = StartEmbedded(ctx, Config{Addr: "127.0.0.1:0", WSAddr: cfg.wsAddr, CredentialTTL: cfg.cacheTTL,
-		Now: cfg.now, NewTimer: cfg.newTimer},
-		Deps{Store: st, Hasher: e.hasher, Throttle: e.throttle, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: e.reg})
+	bcfg := Config{Addr: "127.0.0.1:0", WSAddr: cfg.wsAddr, CredentialTTL: cfg.cacheTTL, Now: cfg.now, NewTimer: cfg.newTimer}
+	if cfg.tls != nil {
+		bcfg.TLSAddr, bcfg.WSSAddr, bcfg.TLS = "127.0.0.1:0", "127.0.0.1:0", cfg.tls
+	}
+	if cfg.log == nil {
+		cfg.log = io.Discard
+	}
+	e.b, err = StartEmbedded(ctx, bcfg,
+		Deps{Store: st, Hasher: e.hasher, Throttle: e.throttle, Log: slog.New(slog.NewTextHandler(cfg.log, nil)), Registry: e.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

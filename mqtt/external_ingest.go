@@ -62,7 +62,7 @@ func (in *externalIngest) take(topic string, payload []byte, ack func()) {
 		ack()
 		return
 	}
-	obs, reason := observationsOf(projectID, id, payload)
+	obs, reason, _ := observationsOf(projectID, id, payload)
 	if reason != "" {
 		in.e.metrics.dropped.WithLabelValues(reason).Inc()
 		ack()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -33,7 +34,7 @@ type Enqueuer interface {
 const (
 	dropTopic        = "topic"        // inside the project's tree but not project/{p}/datapoint/{id}
 	dropUnauthorized = "unauthorized" // no write right on the datapoint (the creator's TagAuths)
-	dropPayload      = "payload"      // not {"time","value"} or an array of them
+	dropPayload      = "payload"      // neither {"time","value"} (or an array of them) nor line protocol of the topic's datapoint
 	dropInvalid      = "invalid"      // decoded, but refused by the observation rules
 )
 
@@ -52,10 +53,12 @@ const ackQueue = 4096
 // Acknowledgement: a QoS 1 publish is acknowledged (PUBACK; QoS 2: PUBREC)
 // only once its observations are committed, by a goroutine per publishing
 // client that acknowledges in arrival order, so a publisher may keep many
-// messages in flight and they share batches. A dropped message (bad
-// payload, no right) is counted by reason; an MQTT 5 client gets the
-// reason code (0x99 payload format invalid, 0x87 not authorized, 0x90
-// topic name invalid), an MQTT 3.1.1 client a plain acknowledgement, as
+// messages in flight and they share batches. The payload is JSON or
+// Influx line protocol (codec.DecodePayload), the TagAuth check the same
+// for both. A dropped message (bad payload, no right) is counted by
+// reason; an MQTT 5 client gets the reason code (0x99 payload format
+// invalid, with what is wrong as the reason string; 0x87 not authorized;
+// 0x90 topic name invalid), an MQTT 3.1.1 client a plain acknowledgement, as
 // 3.1.1 has no negative one and it would otherwise resend the message
 // forever. When storing fails, an MQTT 5 client gets 0x80 and an MQTT
 // 3.1.1 client no acknowledgement: its connection is closed, and it sends
@@ -151,9 +154,9 @@ func (h *Ingest) OnPublish(cl *mochi.Client, pk packets.Packet) (packets.Packet,
 	if !allowed {
 		return pk, h.drop(cl, pk, dropUnauthorized, packets.ErrNotAuthorized)
 	}
-	obs, reason := observationsOf(projectID, dataPointID, pk.Payload)
+	obs, reason, why := observationsOf(projectID, dataPointID, pk.Payload)
 	if reason != "" {
-		return pk, h.drop(cl, pk, reason, packets.ErrPayloadFormatInvalid)
+		return pk, h.drop(cl, pk, reason, refusedPayload(why))
 	}
 	// Queued on the client's read goroutine, so the pipeline gets a
 	// client's messages in the order sent; only the wait is elsewhere.
@@ -181,21 +184,43 @@ func (h *Ingest) failed(cl *mochi.Client, pk packets.Packet, err error) error {
 }
 
 // observationsOf decodes the payload of a publish on one datapoint's
-// topic into validated observations, or tells why it is dropped
-// (dropPayload, dropInvalid). Both brokers' ingestion use it.
-func observationsOf(projectID int64, dataPointID string, payload []byte) ([]pipeline.Observation, string) {
-	tvs, err := codec.DecodeObservations(payload)
+// topic (JSON or Influx line protocol, codec.DecodePayload) into
+// validated observations, or tells why it is dropped (dropPayload,
+// dropInvalid) and what is wrong with it. Both brokers' ingestion use it.
+func observationsOf(projectID int64, dataPointID string, payload []byte) ([]pipeline.Observation, string, error) {
+	tvs, err := codec.DecodePayload(payload, dataPointID, time.Now())
 	if err != nil {
-		return nil, dropPayload
+		return nil, dropPayload, err
 	}
 	obs := make([]pipeline.Observation, len(tvs))
 	for i, tv := range tvs {
 		obs[i] = pipeline.Observation{ProjectID: projectID, DataPointID: dataPointID, Time: tv.Time, Value: tv.Value}
-		if obs[i].Validate() != nil {
-			return nil, dropInvalid
+		if err := obs[i].Validate(); err != nil {
+			if len(tvs) > 1 {
+				err = fmt.Errorf("observation %d: %w", i, err)
+			}
+			return nil, dropInvalid, err
 		}
 	}
-	return obs, ""
+	return obs, "", nil
+}
+
+// maxReasonString bounds the reason string of a refusal: the decoder's
+// reasons are short and echo no payload, and a client's packet size
+// limit must not be crossed by an explanation.
+const maxReasonString = 256
+
+// refusedPayload is 0x99 (payload format invalid) with what is wrong as
+// its reason string, which an MQTT 5 publisher reads in the PUBACK.
+func refusedPayload(why error) packets.Code {
+	code := packets.ErrPayloadFormatInvalid
+	if why != nil {
+		code.Reason = why.Error()
+		if len(code.Reason) > maxReasonString {
+			code.Reason = strings.ToValidUTF8(code.Reason[:maxReasonString], "") + "…"
+		}
+	}
+	return code
 }
 
 // drop counts a refused publish and acknowledges it in its turn.

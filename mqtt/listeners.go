@@ -1,6 +1,8 @@
 package mqtt
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -38,13 +40,34 @@ func newListener(id, protocol string, ln net.Listener) *listener {
 	return &listener{id: id, protocol: protocol, ln: &closeOnceListener{Listener: ln}, conns: map[net.Conn]struct{}{}}
 }
 
-// newTCPListener listens for MQTT over TCP on addr.
-func newTCPListener(addr string) (*listener, error) {
+// tlsHandshakeTimeout bounds a TLS handshake, so a client that opens a
+// connection and says nothing holds no goroutine for long.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// listen listens on addr, with TLS when tlsConf is set.
+func listen(addr string, tlsConf *tls.Config) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	l := newListener("tcp", "tcp", ln)
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+	}
+	return ln, nil
+}
+
+// newTCPListener listens for MQTT over TCP on addr, over TLS when tlsConf
+// is set (id "tls"; else "tcp").
+func newTCPListener(addr string, tlsConf *tls.Config) (*listener, error) {
+	ln, err := listen(addr, tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	id := "tcp"
+	if tlsConf != nil {
+		id = "tls"
+	}
+	l := newListener(id, id, ln)
 	l.serve = func(l *listener, establish listeners.EstablishFn) {
 		for {
 			c, err := l.ln.Accept()
@@ -52,27 +75,47 @@ func newTCPListener(addr string) (*listener, error) {
 				return
 			}
 			if l.admit(c) {
-				go func() { defer l.done(c); _ = establish(l.id, newWriteGuard(c)) }()
+				go func() {
+					defer l.done(c)
+					if tc, ok := c.(*tls.Conn); ok && !handshake(tc) {
+						return
+					}
+					_ = establish(l.id, newWriteGuard(c))
+				}()
 			}
 		}
 	}
 	return l, nil
 }
 
+// handshake completes a TLS handshake within tlsHandshakeTimeout; one
+// that fails ends the connection before mochi sees it.
+func handshake(c *tls.Conn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
+	defer cancel()
+	return c.HandshakeContext(ctx) == nil
+}
+
 // newWebSocketListener listens for MQTT over WebSocket (subprotocol
-// "mqtt", any path) on addr, for browser pages.
-func newWebSocketListener(addr string, log *slog.Logger) (*listener, error) {
-	ln, err := net.Listen("tcp", addr)
+// "mqtt", any path) on addr, for browser pages; over TLS (wss://, id
+// "wss") when tlsConf is set.
+func newWebSocketListener(addr string, tlsConf *tls.Config, log *slog.Logger) (*listener, error) {
+	ln, err := listen(addr, tlsConf)
 	if err != nil {
 		return nil, err
 	}
-	l := newListener("ws", "ws", ln)
+	id := "ws"
+	if tlsConf != nil {
+		id = "wss"
+	}
+	l := newListener(id, id, ln)
 	upgrader := &websocket.Upgrader{
 		Subprotocols: []string{"mqtt"},
 		// The broker authenticates every CONNECT itself; a page of any
 		// origin may connect with credentials the API handed out.
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
+	// ReadHeaderTimeout bounds the TLS handshake too.
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	l.serve = func(l *listener, establish listeners.EstablishFn) {
 		srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -57,6 +58,11 @@ type config struct {
 	MQTTExternal      string
 	MQTTAdminUser     string // the external broker's dynamic-security admin client
 	MQTTAdminPassword string
+	// MQTTTLSAddr and MQTTWSSAddr are the embedded broker's TLS listeners
+	// (empty: off), serving MQTTTLS, the certificate of BDP_TLS_CERT and
+	// BDP_TLS_KEY loaded and checked at start (loadTLSConfig).
+	MQTTTLSAddr, MQTTWSSAddr string
+	MQTTTLS                  *tls.Config
 	// AnalysisWorkers is how many analysis runs this node computes at
 	// once; 0: runner.DefaultWorkers.
 	AnalysisWorkers int
@@ -82,6 +88,10 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
 	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
 	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
+	{"BDP_MQTT_TLS_ADDR", "", "MQTT over TLS listen address (embedded broker; TLS 1.2 or later, for gateways that reach the platform over the internet; 8883 is the usual port); empty: off; needs BDP_TLS_CERT and BDP_TLS_KEY"},
+	{"BDP_MQTT_WSS_ADDR", "", "MQTT over WebSocket over TLS listen address (embedded broker, wss:// for pages served over https); empty: off; needs BDP_TLS_CERT and BDP_TLS_KEY"},
+	{"BDP_TLS_CERT", "", "PEM file of the TLS listeners' certificate (leaf first, then the chain); read at start, refused when unreadable, expired or not matching BDP_TLS_KEY; a replaced file is served within 10 s"},
+	{"BDP_TLS_KEY", "", "PEM file of the certificate's private key"},
 	{"BDP_MQTT_CLIENT_QUEUE", "1024", "messages waiting to be written to one MQTT client before further ones to it are dropped (64 to 1048576; 8 bytes of heap each, per connection)"},
 	{"BDP_MQTT_EXTERNAL", "", "external MQTT broker (Mosquitto 2 with its dynamic-security plugin) as tcp://host:port; set, no embedded broker runs and BDP_MQTT_ADDR, BDP_MQTT_WS_ADDR are unused"},
 	{"BDP_MQTT_ADMIN_USER", "", "the external broker's dynamic-security admin client, which bdp connects as; required with BDP_MQTT_EXTERNAL; no MQTT user may take the name"},
@@ -151,6 +161,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 			bad("BDP_MQTT_WS_ADDR", err)
 		}
 	}
+	loadTLSConfig(&c, get, bad)
 	c.MQTTExternal, c.MQTTAdminUser, c.MQTTAdminPassword = get("BDP_MQTT_EXTERNAL"), get("BDP_MQTT_ADMIN_USER"), getenv("BDP_MQTT_ADMIN_PASSWORD")
 	if c.MQTTExternal != "" {
 		if err := checkMQTTURL(c.MQTTExternal); err != nil {

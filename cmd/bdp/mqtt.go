@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +25,7 @@ type mqttParts struct {
 }
 
 // startMQTT runs the embedded broker on BDP_MQTT_ADDR (and
-// BDP_MQTT_WS_ADDR) with ingestion (mqtt.Ingest: publishes of MQTT users
+// BDP_MQTT_WS_ADDR, BDP_MQTT_TLS_ADDR, BDP_MQTT_WSS_ADDR) with ingestion (mqtt.Ingest: publishes of MQTT users
 // stored through the pipeline) and live data out (mqtt.Live, a router tap:
 // every stored observation to its datapoint's topic), both bounded by the
 // creator's datapoint access (mqtt.Gate). The returned func closes it;
@@ -60,7 +61,7 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 		go func() { defer close(gateDone); gate.Listen(gateCtx) }()
 		stopGate = func() { cancel(); <-gateDone }
 		e, err := mqtt.NewEmbedded(ctx, mqtt.Config{Addr: cfg.MQTTAddr, WSAddr: cfg.MQTTWSAddr, CredentialTTL: cfg.CredentialTTL,
-			ClientQueue: int32(cfg.MQTTClientQueue)},
+			TLSAddr: cfg.MQTTTLSAddr, WSSAddr: cfg.MQTTWSSAddr, TLS: cfg.MQTTTLS, ClientQueue: int32(cfg.MQTTClientQueue)},
 			mqtt.Deps{Store: p.store, Hasher: p.hasher, Throttle: p.throttle, Log: p.log, Registry: p.registry, Gate: gate})
 		if err != nil {
 			return fail(err)
@@ -93,4 +94,48 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 		}
 		stopGate()
 	}, nil
+}
+
+// loadTLSConfig reads the embedded broker's TLS listeners and their
+// certificate. The certificate is loaded here, with the rest of the
+// configuration, so that a file bdp cannot read or a key that does not
+// match stops the start with the variable named, instead of listeners
+// whose every handshake fails.
+func loadTLSConfig(c *config, get func(string) string, bad func(string, error)) {
+	c.MQTTTLSAddr, c.MQTTWSSAddr = get("BDP_MQTT_TLS_ADDR"), get("BDP_MQTT_WSS_ADDR")
+	cert, key := get("BDP_TLS_CERT"), get("BDP_TLS_KEY")
+	listeners := false
+	for _, v := range [][2]string{{"BDP_MQTT_TLS_ADDR", c.MQTTTLSAddr}, {"BDP_MQTT_WSS_ADDR", c.MQTTWSSAddr}} {
+		name, addr := v[0], v[1]
+		if addr == "" {
+			continue
+		}
+		listeners = true
+		if err := checkAddr(addr); err != nil {
+			bad(name, err)
+		}
+		if get("BDP_MQTT_EXTERNAL") != "" {
+			bad(name, errors.New("is unused with BDP_MQTT_EXTERNAL: the external broker's own configuration has its TLS listeners"))
+		}
+	}
+	switch {
+	case !listeners:
+		for _, name := range []string{"BDP_TLS_CERT", "BDP_TLS_KEY"} {
+			if get(name) != "" {
+				bad(name, errors.New("is used only with BDP_MQTT_TLS_ADDR or BDP_MQTT_WSS_ADDR, neither of which is set"))
+			}
+		}
+	case cert == "" || key == "":
+		for _, v := range [][2]string{{"BDP_TLS_CERT", cert}, {"BDP_TLS_KEY", key}} {
+			if v[1] == "" {
+				bad(v[0], errors.New("is required with BDP_MQTT_TLS_ADDR or BDP_MQTT_WSS_ADDR"))
+			}
+		}
+	default:
+		conf, err := mqtt.LoadTLS(cert, key)
+		if err != nil {
+			bad("BDP_TLS_CERT", err)
+		}
+		c.MQTTTLS = conf
+	}
 }
