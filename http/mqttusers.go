@@ -48,6 +48,12 @@ const mqttUserDoc = "Creates an MQTT user of the project, answered with 201 and 
 	"BDP_TLS_CERT. At valid_until the user can no longer connect, its " +
 	"open sessions are closed within 1 s and its row is removed."
 
+// mqttUserChangeDoc is the one rule of PUT and DELETE on an MQTT user
+// (mayChangeMQTTUser), for the OpenAPI document.
+const mqttUserChangeDoc = "Changing and deleting an MQTT user follow one rule: only its creator or a company role holder may, and only while " +
+	"holding its rights through a TagAuth of the project (a company role holds every right); a change that sets rights needs those too. " +
+	"A read-only project user therefore can neither change nor delete a write user, nor anyone else's user."
+
 type mqttUserRequest struct {
 	Username    *string `json:"username" required:"true" maxLength:"64" doc:"1 to 64 bytes, no control characters; unique across the platform (409)"`
 	Password    *string `json:"password" required:"true" maxLength:"1024" doc:"write-only; at least 8 characters"`
@@ -141,6 +147,19 @@ func mayGrant(cl *call, rights string) error {
 	return nil
 }
 
+// mayChangeMQTTUser is the one rule of every route that changes or
+// deletes an existing MQTT user (PUT and DELETE alike): the caller created
+// it or holds a company role, and holds themselves the rights it has. An
+// MQTT user is bounded by its creator's TagAuths; someone else with fewer
+// could otherwise take over or remove what another's access set up (a
+// read-only project user deleting the company admin's write user).
+func mayChangeMQTTUser(cl *call, u store.MQTTUser) error {
+	if u.CreatedBy != cl.Principal.User.ID && !cl.Perms.HasCompanyRole() {
+		return fault.Forbiddenf("MQTT user %d was created by another user; only its creator or a company role holder may change or delete it", u.ID)
+	}
+	return mayGrant(cl, u.Rights)
+}
+
 func (s *Server) createMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 	var req mqttUserRequest
 	if err := decode(c, &req); err != nil {
@@ -232,17 +251,13 @@ func (s *Server) updateMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The user stays bounded by its creator's TagAuths; someone else with
-	// fewer could otherwise set its password and see what the creator sees.
-	if u.CreatedBy != cl.Principal.User.ID && !cl.Perms.HasCompanyRole() {
-		return nil, fault.Forbiddenf("MQTT user %d was created by another user; only its creator or a company role holder may change it", u.ID)
-	}
-	rights := u.Rights
-	if req.Rights != nil {
-		rights = *req.Rights
-	}
-	if err := mayGrant(cl, rights); err != nil {
+	if err := mayChangeMQTTUser(cl, u); err != nil {
 		return nil, err
+	}
+	if req.Rights != nil {
+		if err := mayGrant(cl, *req.Rights); err != nil {
+			return nil, err
+		}
 	}
 	var hash *string
 	if req.Password != nil {
@@ -289,6 +304,9 @@ func (s *Server) getMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) deleteMQTTUser(c *fiber.Ctx, cl *call) (any, error) {
 	u, err := s.pathMQTTUser(c, cl)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayChangeMQTTUser(cl, u); err != nil {
 		return nil, err
 	}
 	if err := s.store.DeleteMQTTUser(c.UserContext(), cl.ProjectID, u.ID); err != nil {

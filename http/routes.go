@@ -354,7 +354,7 @@ func v2Routes(s *Server) []*route {
 		{Method: "PUT", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Status: fiber.StatusCreated,
 			Summary: "Change an MQTT user: password, rights, validity (counted from now, at most 7200 s), description; all optional; " +
 				"operation is the empty string, as in api.md",
-			Doc:  "The same rules as creation: rights need the caller's TagAuth access, and only the user's creator or a company role holder may change it.",
+			Doc:  mqttUserChangeDoc,
 			Body: mqttUserUpdate{}, Resp: envelopeOf[mqttUserObject]{}, Handle: s.updateMQTTUser,
 			Errors: map[int]string{403: "no grant of this endpoint or project, no TagAuth of the project giving the caller the rights, " +
 				"or the MQTT user was created by someone else and the caller holds no company role", 503: mqttChange503}},
@@ -364,7 +364,9 @@ func v2Routes(s *Server) []*route {
 			Resp: mqttUserObject{}, Handle: s.getMQTTUser},
 		{Method: "DELETE", Path: "/v2/project/{project_id}/mqttuser/{mqttuser_id}", Tag: project, Op: "delete",
 			Summary: "Delete an MQTT user; its open sessions are closed at once (beyond api.md)",
-			Resp:    envelopeOf[mqttUserObject]{}, Handle: s.deleteMQTTUser},
+			Doc:     mqttUserChangeDoc, Resp: envelopeOf[mqttUserObject]{}, Handle: s.deleteMQTTUser,
+			Errors: map[int]string{403: "no grant of this endpoint or project, the MQTT user was created by someone else and the caller holds no company role, " +
+				"or the caller lacks the user's rights by TagAuth; nothing is deleted"}},
 
 		{Method: "GET", Path: "/v2/project/{project_id}/roles", Tag: project, Summary: "List the roles of a project",
 			Resp: []store.ProjectRole{}, Handle: s.listProjectRoles},
