@@ -124,7 +124,8 @@ func TestGarbageFromADeviceBlocksNothing(t *testing.T) {
 }
 
 // A dry run reports the slot's value and the priority array and writes
-// nothing; an unacked write keeps no state.
+// nothing, and an acked one says so in its status and log; an unacked
+// write keeps no state.
 func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
 	e := newEnv(t)
 	p := e.project("acme", 8)
@@ -140,10 +141,23 @@ func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
 		if op.OverwrittenValue == nil || *op.OverwrittenValue != 17 || len(op.PriorityArray) != 17 || *op.PriorityArray[15] != 18 {
 			t.Fatalf("dry run answered old value %v, array %v; want 17 and the 17 slots", op.OverwrittenValue, op.PriorityArray)
 		}
+		if op.State == edge.StateWritten {
+			t.Fatalf("dry run (acked %v) answered state written", acked)
+		}
 		if acked {
+			// Its status and log say that nothing was written (api.md
+			// 4.6 rule 6): it ends in reported, never written.
 			got, log := e.operation(op.Reference)
-			if !got.DryRun || got.State != edge.StateWritten || len(log) != 3 {
-				t.Fatalf("acked dry run stored %+v with %d entries", got, len(log))
+			if !got.DryRun || got.State != edge.StateReported || len(log) != 3 || got.OldValue == nil || *got.OldValue != 17 {
+				t.Fatalf("acked dry run stored %+v with %d entries, want reported with old value 17 and 3 entries", got, len(log))
+			}
+			for _, l := range log {
+				if l.Stage == edge.StateWritten || strings.Contains(l.Msg, "reports the write") {
+					t.Fatalf("an acked dry run's log says written: %+v", log)
+				}
+			}
+			if last := log[2]; last.Stage != edge.StateReported || !strings.Contains(last.Msg, "nothing was written") {
+				t.Fatalf("last log entry %+v, want reported: nothing was written", last)
 			}
 		}
 	}

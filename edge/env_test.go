@@ -123,7 +123,7 @@ func (e *env) waitFor(what string, cond func() bool) {
 }
 
 // operation waits until an acked operation leaves initialized and
-// requested, and returns it with its log.
+// requested (written, reported or failed), and returns it with its log.
 func (e *env) operation(ref string) (store.SetpointOperation, []store.SetpointLogEntry) {
 	e.t.Helper()
 	var (
@@ -136,7 +136,7 @@ func (e *env) operation(ref string) (store.SetpointOperation, []store.SetpointLo
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		return op.State == edge.StateWritten || op.State == edge.StateFailed
+		return op.State == edge.StateWritten || op.State == edge.StateReported || op.State == edge.StateFailed
 	})
 	return op, log
 }

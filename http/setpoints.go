@@ -144,11 +144,11 @@ type setpointOperation struct {
 	Acked            bool           `json:"acked"`
 	DryRun           bool           `json:"dryrun"`
 	KeepOutOfService bool           `json:"keep_out_of_service"`
-	Status           string         `json:"status" doc:"initialized, requested, written or failed"`
+	Status           string         `json:"status" doc:"initialized, requested, written, reported or failed; reported ends a dry run the device answered (nothing was written), so a dry run never says written"`
 	Reason           string         `json:"reason,omitempty" doc:"failed only: why (the device's error, or no answer within 30 s)"`
 	OldValue         string         `json:"old_value" doc:"the value the write overwrote at its priority, once written (a number as text, or null)"`
-	StateBefore      map[string]any `json:"state_before" doc:"once written: priorityArray (17 slots before the write) and overwritten_value"`
-	Log              string         `json:"log" doc:"the stages as a JSON-formatted list: msg, status, time (ISO 8601, microseconds, UTC); the first also acked and dryrun; written also priorityArray (a string of 17 slots) and overwritten_value"`
+	StateBefore      map[string]any `json:"state_before" doc:"once written (or reported, for a dry run): priorityArray (17 slots before the write) and overwritten_value"`
+	Log              string         `json:"log" doc:"the stages as a JSON-formatted list: msg, status, time (ISO 8601, microseconds, UTC); the first also acked and dryrun; written (a dry run: reported, its msg saying nothing was written) also priorityArray (a string of 17 slots) and overwritten_value"`
 	CreatedAt        time.Time      `json:"created_at"`
 }
 
