@@ -123,6 +123,31 @@ func TestGarbageFromADeviceBlocksNothing(t *testing.T) {
 	}
 }
 
+// A device whose answers and heartbeats carry a field the platform does
+// not know (newer firmware) is answered as any other: the write is
+// written, not failed as if the device never answered, and the device
+// stays online.
+func TestAnswersWithUnknownFieldsAreAccepted(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetMode(edgetest.Newer)
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+		t.Fatalf("state %q (%s), want written", got.State, got.Reason)
+	}
+	time.Sleep(2 * testOffline) // heartbeats of the newer device only
+	if !e.m.Status(p).Online {
+		t.Fatal("the newer device's heartbeats were dropped: offline")
+	}
+	if n := e.metric("bdp_edge_bad_messages_total", 0, "topic", "response") + e.metric("bdp_edge_bad_messages_total", 0, "topic", "alive"); n != 0 {
+		t.Fatalf("%v answers counted as bad", n)
+	}
+}
+
 // A dry run reports the slot's value and the priority array and writes
 // nothing, and an acked one says so in its status and log; an unacked
 // write keeps no state.

@@ -25,6 +25,7 @@ const (
 	Silent       // answers nothing
 	Refuse       // answers every write and read with an error
 	Garbage      // sends garbage on response, alive and data before each proper answer
+	Newer        // a newer device: its answers and heartbeats carry a field the protocol does not know
 )
 
 // Device is a connected test device.
@@ -132,7 +133,7 @@ func (d *Device) heartbeat(every time.Duration) {
 			if mode == Garbage {
 				d.publish(edge.AliveTopic(d.project), []byte(`{"time":"yesterday"}`))
 			}
-			d.publishJSON(edge.AliveTopic(d.project), edge.Alive{Time: time.Now().UTC(), Apps: []edge.AppState{}})
+			d.publishAnswer(edge.AliveTopic(d.project), mode, edge.Alive{Time: time.Now().UTC(), Apps: []edge.AppState{}})
 		}
 		select {
 		case <-t.C:
@@ -160,6 +161,20 @@ func (d *Device) publishJSON(topic string, v any) {
 	if err != nil {
 		d.t.Errorf("edge test device: %v", err)
 		return
+	}
+	d.publish(topic, payload)
+}
+
+// publishAnswer publishes a response or heartbeat; a Newer device adds
+// a field of its own.
+func (d *Device) publishAnswer(topic string, mode Mode, v any) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		d.t.Errorf("edge test device: %v", err)
+		return
+	}
+	if mode == Newer {
+		payload = append([]byte(`{"firmware":{"version":"2.0"},`), payload[1:]...)
 	}
 	d.publish(topic, payload)
 }
@@ -207,7 +222,7 @@ func (d *Device) onRequest(_ pahov3.Client, msg pahov3.Message) {
 		d.publish(edge.ResponseTopic(d.project), []byte(`{"reference":"`+req.Reference+`","status":"ok","priority_array":[1,2]}`))
 		d.publish(edge.DataTopic(d.project), []byte(`[{"dataPointID":"x","time":"2020-01-01T00:00:00Z"}]`))
 	}
-	d.publishJSON(edge.ResponseTopic(d.project), resp)
+	d.publishAnswer(edge.ResponseTopic(d.project), mode, resp)
 	if req.Operation == edge.OpWrite && resp.Status == edge.StatusOK && resp.PresentValue != nil {
 		d.publishJSON(edge.DataTopic(d.project), edge.Observation{DataPointID: req.DataPointID, Time: time.Now().UTC(), Value: *resp.PresentValue})
 	}
