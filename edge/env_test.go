@@ -19,7 +19,8 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// env is the embedded broker, the pipeline, the edge connections and the
+// env is the embedded broker, the pipeline, the edge connections (told
+// by the broker's sessions when a device leaves, as in bdp serve) and the
 // setpoint writer over a real PostgreSQL, with short time-outs.
 type env struct {
 	t      *testing.T
@@ -70,7 +71,7 @@ func newEnv(t *testing.T) *env {
 	}
 	go batcher.Run()
 	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: batcher, Log: log, Registry: e.reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation})
+		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation, Presence: e.broker.Sessions()})
 	if err != nil {
 		t.Fatal(err)
 	}
