@@ -394,9 +394,8 @@ func (r Response) Validate() error {
 
 // MayHoldEvents tells, without decoding, whether a heartbeat can carry
 // events: their key is spelt exactly so (decoders refuse other casings)
-// unless written with escapes. The listeners that only act on events (the
-// event log, the apps' recovery) skip the decode of every other
-// heartbeat.
+// unless written with escapes. The event log, which only acts on events,
+// skips the decode of every other heartbeat.
 func MayHoldEvents(payload []byte) bool {
 	return bytes.Contains(payload, []byte(`"events"`)) || bytes.IndexByte(payload, '\\') >= 0
 }

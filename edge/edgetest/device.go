@@ -1,12 +1,15 @@
 // Package edgetest is a small edge device for tests: it speaks the edge
 // protocol over a real MQTT connection (paho) with a BACnet-style priority
-// array per datapoint, and can be told to refuse, stay silent, answer
-// garbage first, or stop its heartbeat.
+// array per datapoint and the apps app_start gave it (listed in its
+// heartbeats), and can be told to refuse, stay silent, answer garbage
+// first, stop its heartbeat, or forget everything (a factory reset).
 package edgetest
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +40,7 @@ type Device struct {
 	mu       sync.Mutex
 	mode     Mode
 	arrays   map[string]*[edge.PrioritySlots]*float64
+	apps     map[string]bool // app id -> running, as app_start and app_stop left it
 	requests []edge.Request
 	alive    bool
 
@@ -48,7 +52,7 @@ type Device struct {
 // broker at addr and sends heartbeats every aliveEvery.
 func Start(t testing.TB, addr string, projectID int64, password string, aliveEvery time.Duration) *Device {
 	t.Helper()
-	d := &Device{t: t, project: projectID, arrays: map[string]*[edge.PrioritySlots]*float64{}, alive: true,
+	d := &Device{t: t, project: projectID, arrays: map[string]*[edge.PrioritySlots]*float64{}, apps: map[string]bool{}, alive: true,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	opts := pahov3.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(fmt.Sprintf("edge-test-%d", projectID)).
 		SetUsername(fmt.Sprintf("edge-%d", projectID)).SetPassword(password).SetOrderMatters(false).SetAutoReconnect(false)
@@ -90,6 +94,15 @@ func (d *Device) SetAlive(on bool) {
 	d.alive = on
 }
 
+// Reset is a factory reset: the device forgets its apps and its
+// priority arrays, and stays connected.
+func (d *Device) Reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.apps = map[string]bool{}
+	d.arrays = map[string]*[edge.PrioritySlots]*float64{}
+}
+
 // SetSlot sets a slot of a datapoint's priority array directly, as the
 // building's own automation would.
 func (d *Device) SetSlot(dataPointID string, priority int, v *float64) {
@@ -128,12 +141,16 @@ func (d *Device) heartbeat(every time.Duration) {
 	for {
 		d.mu.Lock()
 		alive, mode := d.alive, d.mode
+		apps := []edge.AppState{}
+		for _, id := range slices.Sorted(maps.Keys(d.apps)) {
+			apps = append(apps, edge.AppState{ID: id, Running: d.apps[id]})
+		}
 		d.mu.Unlock()
 		if alive {
 			if mode == Garbage {
 				d.publish(edge.AliveTopic(d.project), []byte(`{"time":"yesterday"}`))
 			}
-			d.publishAnswer(edge.AliveTopic(d.project), mode, edge.Alive{Time: time.Now().UTC(), Apps: []edge.AppState{}})
+			d.publishAnswer(edge.AliveTopic(d.project), mode, edge.Alive{Time: time.Now().UTC(), Apps: apps})
 		}
 		select {
 		case <-t.C:
@@ -215,6 +232,10 @@ func (d *Device) onRequest(_ pahov3.Client, msg pahov3.Message) {
 		resp.PresentValue = present(a)
 	case req.Operation == edge.OpRead:
 		resp.PresentValue = present(a)
+	case req.Operation == edge.OpAppStart:
+		d.apps[req.App.ID] = true
+	case req.Operation == edge.OpAppStop:
+		delete(d.apps, req.App.ID)
 	}
 	d.mu.Unlock()
 	if mode == Garbage {
