@@ -32,7 +32,7 @@ var setpointParams = []param{
 	{Name: "dataPointID", Type: "string", Required: true, Doc: "the datapoint to write"},
 	{Name: "value", Type: "string", Required: true, Doc: "a finite number (integer or float), or the string null to clear the slot at priority; NaN and infinities answer 400"},
 	{Name: "priority", Type: "integer", Doc: "1 (most urgent) to 16, default 13; no more urgent than the project's setpoint_max_priority (default 8, set by the operator): a refused priority answers 400"},
-	{Name: "acked", Type: "boolean", Doc: "default false. true: the answer carries a reference at once (state initialized); GET /v2/datapoint/setpoint/{reference} follows it to requested and written, or failed (device error, or no answer within 30 s)"},
+	{Name: "acked", Type: "boolean", Doc: "default false. true: the answer carries a reference at once (state initialized); GET /v2/datapoint/setpoint/{reference} follows it to requested and written (reported for a dry run: nothing was written), or failed (device error, or no answer within 30 s)"},
 	{Name: "dryrun", Type: "boolean", Doc: "default false. true: nothing is written; the device is asked for the datapoint's priority array, answered as priority_array and old_value (waits for the device at most 30 s; 503 when it is offline or does not answer)"},
 	{Name: "keep_out_of_service", Type: "boolean", Doc: "default false. true: the device keeps the local automation from overwriting the value"},
 }
