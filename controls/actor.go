@@ -86,6 +86,10 @@ type appActor struct {
 	unsub     func()
 	outdoorAt time.Time // heating_curve: time of the newest outdoor temperature used
 	outdoor   float64   // and its value
+	// registration is how the device answered the last app_start, which
+	// ended at registeredAt (wall clock, as heartbeats are stamped).
+	registration deviceAnswer
+	registeredAt time.Time
 }
 
 func (a *appActor) Receive(ctx actor.Context) {
@@ -111,15 +115,32 @@ func (a *appActor) Receive(ctx actor.Context) {
 	case *reassert:
 		if a.plan != nil && a.wrote {
 			a.rt.logApp(a.plan.App.ID, store.LogInfo, "device", "the edge device reloaded or recovered the app: its value is written again", nil)
-			a.wrote = false
-			switch {
-			case a.plan.Schedule != nil:
-				a.scheduleStep(ctx)
-			case a.plan.Curve != nil:
-				a.curveStep(ctx, []pipeline.Observation{{Time: a.outdoorAt, Value: a.outdoor}})
-			}
+			a.writeAgain(ctx)
 		}
+	case *missingOnDevice:
+		a.missingOnDevice(ctx, m)
 	}
+}
+
+// writeAgain writes the app's current value again, as if nothing had
+// been written since its start: the device lost it.
+func (a *appActor) writeAgain(ctx actor.Context) {
+	a.wrote = false
+	switch {
+	case a.plan.Schedule != nil:
+		a.scheduleStep(ctx)
+	case a.plan.Curve != nil:
+		a.curveStep(ctx, []pipeline.Observation{{Time: a.outdoorAt, Value: a.outdoor}})
+	}
+}
+
+// register sends the app's definition to the device (app_start with its
+// reset values and alive time-out) and notes the answer; an offline
+// device holds this up to the operation time-out.
+func (a *appActor) register() {
+	p := a.plan
+	a.registration = a.rt.sendDevice(a.ctx, p.App.ProjectID, p.App.ID, edge.Request{Operation: edge.OpAppStart, App: p.edgeApp()})
+	a.registeredAt = time.Now()
 }
 
 // begin starts the app: on its first start it registers it on the
@@ -136,9 +157,7 @@ func (a *appActor) begin(ctx actor.Context, first bool) {
 	id := p.App.ID
 	if first {
 		a.rt.changeStatus(p.App, store.AppChange{Code: store.StatusRunning, Message: "app actor running", From: []int{store.StatusStarting}})
-		// The device keeps the reset values and the alive time-out; an
-		// offline device holds this up to the operation time-out.
-		a.rt.sendDevice(a.ctx, p.App.ProjectID, id, edge.Request{Operation: edge.OpAppStart, App: p.edgeApp()})
+		a.register() // the device keeps the reset values and the alive time-out
 	} else {
 		a.rt.logApp(id, store.LogWarning, "status_change", "app actor restarted after a failure", nil)
 	}

@@ -80,7 +80,8 @@ func newEnv(t *testing.T) *env {
 	}
 	go e.batcher.Run()
 	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: e.batcher, Log: e.log, Registry: reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: 400 * time.Millisecond, OperationTimeout: 1500 * time.Millisecond})
+		Tick: 50 * time.Millisecond, OfflineAfter: 400 * time.Millisecond, OperationTimeout: 1500 * time.Millisecond,
+		Presence: e.broker.Sessions()})
 	if err != nil {
 		t.Fatal(err)
 	}

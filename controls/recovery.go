@@ -3,6 +3,7 @@ package controls
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openbdp/bdp/edge"
 )
@@ -16,22 +17,26 @@ type Subscriber interface {
 // reassert asks an app's actor to write its current value again.
 type reassert struct{}
 
-// WatchDevices listens to every device's heartbeat: when a device
+// WatchDevices listens to every device's heartbeat. When a device
 // reports that it reloaded an app after a crash (its priority arrays
 // lost) or restarted one after its alive time-out had written the reset
 // values (auto-recovery), the app's actor writes its current value
 // again, so the building gets the app's setpoint back at once, not at the
-// next boundary. The handler runs on the broker's delivery: it only hands
-// over.
+// next boundary. When the device's list of apps lacks an app running
+// here, the app is registered on it again (reconcile.go). The handler
+// runs on the broker's delivery: it only hands over, and decodes only
+// the heartbeats of projects with apps running here.
 func (r *Runtime) WatchDevices(b Subscriber) (stop func(), err error) {
 	return b.Subscribe("edge/+/alive", func(topic string, payload []byte) {
+		heard := time.Now()
 		rest, ok := strings.CutPrefix(topic, "edge/")
 		p, ok2 := strings.CutSuffix(rest, "/alive")
 		projectID, err := strconv.ParseInt(p, 10, 64)
 		if !ok || !ok2 || err != nil {
 			return
 		}
-		if !edge.MayHoldEvents(payload) {
+		here := r.appsOf(projectID)
+		if len(here) == 0 {
 			return
 		}
 		a, err := edge.DecodeAlive(payload)
@@ -43,6 +48,7 @@ func (r *Runtime) WatchDevices(b Subscriber) (stop func(), err error) {
 				r.Reassert(projectID, strings.ToLower(e.AppID))
 			}
 		}
+		r.reconcile(here, a.Apps, heard)
 	})
 }
 

@@ -325,22 +325,35 @@ func (r *Runtime) logApp(id, level, kind, message string, detail any) {
 	}
 }
 
-// sendDevice sends an app operation to the project's device and logs
-// what it answered. Without a Device the app runs unregistered.
-func (r *Runtime) sendDevice(ctx context.Context, projectID int64, id string, req edge.Request) {
+// deviceAnswer is how the device answered an app operation.
+type deviceAnswer int
+
+const (
+	deviceUnanswered deviceAnswer = iota // not sent, or no answer
+	deviceConfirmed
+	deviceRefused
+)
+
+// sendDevice sends an app operation to the project's device, logs what
+// it answered and returns it. Without a Device the app runs
+// unregistered.
+func (r *Runtime) sendDevice(ctx context.Context, projectID int64, id string, req edge.Request) deviceAnswer {
 	if r.cfg.Device == nil {
 		r.logApp(id, store.LogWarning, "device", req.Operation+" not sent: no edge connection on this node", nil)
-		return
+		return deviceUnanswered
 	}
 	req.Reference = newUUID()
 	res, err := r.cfg.Device.Request(ctx, projectID, req)
 	switch {
 	case err != nil:
 		r.logApp(id, store.LogWarning, "device", req.Operation+": the edge device did not answer: "+fault.Message(err), nil)
+		return deviceUnanswered
 	case res.Status != edge.StatusOK:
 		r.logApp(id, store.LogError, "device", req.Operation+": the edge device refused: "+res.Error, nil)
+		return deviceRefused
 	default:
 		r.logApp(id, store.LogInfo, "device", req.Operation+": the edge device confirmed", nil)
+		return deviceConfirmed
 	}
 }
 

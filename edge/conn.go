@@ -59,6 +59,9 @@ type (
 		events   chan<- event // nil: nobody follows (an unacked write)
 	}
 	tickMsg struct{}
+	// presenceMsg: the broker saw the device connect, or its last
+	// connection end (Config.Presence).
+	presenceMsg struct{ connected bool }
 )
 
 // event is what the actor tells the one following an operation.
@@ -83,7 +86,17 @@ type connActor struct {
 	c        *conn
 	pending  map[string]*pendingRequest
 	lastPing time.Time
+	// gone: the broker reported the device's last connection ended, and
+	// it has not connected since. Requests then fail at once: nothing can
+	// reach the device, and waiting 30 s tells the caller nothing more.
+	gone bool
 }
+
+// Reasons of requests failed because the device's connection ended.
+const (
+	reasonGone        = "the edge device is not connected (its MQTT connection ended); nothing was sent"
+	reasonGoneWaiting = "the edge device's MQTT connection ended before it answered"
+)
 
 func (a *connActor) Receive(ctx actor.Context) {
 	m := a.c.m
@@ -92,6 +105,7 @@ func (a *connActor) Receive(ctx actor.Context) {
 		a.pending = map[string]*pendingRequest{}
 		a.c.pending.Store(0)
 	case *aliveMsg:
+		a.gone = false
 		now := m.cfg.Now()
 		a.c.lastAlive.Store(now.UnixNano())
 		if !a.c.online.Swap(true) {
@@ -110,6 +124,12 @@ func (a *connActor) Receive(ctx actor.Context) {
 			p.events <- event{stage: StateWritten, resp: &r}
 		}
 	case *requestMsg:
+		if a.gone {
+			if msg.events != nil {
+				msg.events <- event{stage: StateFailed, reason: reasonGone}
+			}
+			return
+		}
 		p := &pendingRequest{req: msg.req, deadline: msg.deadline, events: msg.events}
 		a.pending[msg.req.Reference] = p
 		a.c.pending.Store(int64(len(a.pending)))
@@ -118,6 +138,38 @@ func (a *connActor) Receive(ctx actor.Context) {
 		}
 	case *tickMsg:
 		a.tick()
+	case *presenceMsg:
+		a.presence(msg.connected)
+	}
+}
+
+// presence follows the broker's word on the device: connected, requests
+// wait for its heartbeat as usual; its last connection ended, it is
+// offline at once and what waited for it fails now, not after the
+// operation time-out.
+func (a *connActor) presence(connected bool) {
+	a.gone = !connected
+	if connected {
+		return
+	}
+	if a.c.online.Swap(false) {
+		a.c.m.log.Warn("edge device offline: its MQTT connection ended", slog.Int64("project_id", a.c.projectID))
+	}
+	for ref, p := range a.pending {
+		reason := reasonGone
+		if p.sent {
+			reason = reasonGoneWaiting
+		}
+		a.fail(ref, p, reason)
+	}
+	a.c.pending.Store(0)
+}
+
+// fail ends a pending request without an answer.
+func (a *connActor) fail(ref string, p *pendingRequest, reason string) {
+	delete(a.pending, ref)
+	if p.events != nil {
+		p.events <- event{stage: StateFailed, reason: reason}
 	}
 }
 
@@ -157,14 +209,11 @@ func (a *connActor) tick() {
 		if now.Before(p.deadline) {
 			continue
 		}
-		delete(a.pending, ref)
-		if p.events != nil {
-			reason := "no answer from the edge device within " + m.cfg.OperationTimeout.String()
-			if !p.sent {
-				reason = "the edge device was offline for " + m.cfg.OperationTimeout.String() + "; nothing was sent"
-			}
-			p.events <- event{stage: StateFailed, reason: reason}
+		reason := "no answer from the edge device within " + m.cfg.OperationTimeout.String()
+		if !p.sent {
+			reason = "the edge device was offline for " + m.cfg.OperationTimeout.String() + "; nothing was sent"
 		}
+		a.fail(ref, p, reason)
 	}
 	a.c.pending.Store(int64(len(a.pending)))
 	if now.Sub(a.lastPing) >= PingInterval {

@@ -53,6 +53,67 @@ func TestOfflineDeviceFailsAckedWriteAfterTheWait(t *testing.T) {
 	}
 }
 
+// With the embedded broker, a device whose connection ends is offline at
+// once: what waited for its answer fails now, new requests fail at once
+// saying nothing was sent, a dry run answers 503, all well before the
+// operation time-out; a device that connects again is served as before.
+func TestDeviceWhoseConnectionEndsIsOfflineAtOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetMode(edgetest.Silent)
+	write := func() string {
+		t.Helper()
+		op, err := e.sp.Write(ctx, edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op.Reference
+	}
+	waiting := write()
+	e.waitFor("the write sent", func() bool {
+		op, _, err := e.st.SetpointOperation(ctx, waiting)
+		return err == nil && op.State == edge.StateRequested
+	})
+	start := time.Now()
+	d.Close()
+	got, _ := e.operation(waiting)
+	if got.State != edge.StateFailed || got.Reason != "the edge device's MQTT connection ended before it answered" {
+		t.Fatalf("the unanswered write: state %q reason %q", got.State, got.Reason)
+	}
+	if e.m.Status(p).Online {
+		t.Fatal("the device is online after its connection ended")
+	}
+	if took := time.Since(start); took >= testOperation {
+		t.Fatalf("failed after %v, not at once", took)
+	}
+
+	start = time.Now()
+	got, _ = e.operation(write())
+	if got.State != edge.StateFailed || !strings.Contains(got.Reason, "not connected") || !strings.Contains(got.Reason, "nothing was sent") {
+		t.Fatalf("a write to the gone device: state %q reason %q", got.State, got.Reason)
+	}
+	if _, err := e.sp.Write(ctx, edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, DryRun: true}); !fault.Is(err, fault.Unavailable) {
+		t.Fatalf("dry run: %v, want unavailable", err)
+	}
+	if _, err := e.m.Request(ctx, p, edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: "a1"}}); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Fatalf("app request: %v, want not connected", err)
+	}
+	if took := time.Since(start); took >= testOperation {
+		t.Fatalf("requests to the gone device took %v, not failing at once", took)
+	}
+
+	back := edgetest.Start(t, e.broker.Addresses()["mqtt"], p, "device-secret", testAlive)
+	e.waitFor("device online again", func() bool { return e.m.Status(p).Online })
+	if got, _ := e.operation(write()); got.State != edge.StateWritten {
+		t.Fatalf("after the device came back: state %q (%s), want written", got.State, got.Reason)
+	}
+	if len(back.Requests()) != 1 {
+		t.Fatalf("the device that came back got %d requests, want the one write", len(back.Requests()))
+	}
+}
+
 // A write queued while the device is offline goes out when it comes back
 // within the wait.
 func TestQueuedWriteGoesOutWhenTheDeviceComesBack(t *testing.T) {
@@ -123,8 +184,34 @@ func TestGarbageFromADeviceBlocksNothing(t *testing.T) {
 	}
 }
 
+// A device whose answers and heartbeats carry a field the platform does
+// not know (newer firmware) is answered as any other: the write is
+// written, not failed as if the device never answered, and the device
+// stays online.
+func TestAnswersWithUnknownFieldsAreAccepted(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("acme", 8)
+	d := e.device(p)
+	d.SetMode(edgetest.Newer)
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+		t.Fatalf("state %q (%s), want written", got.State, got.Reason)
+	}
+	time.Sleep(2 * testOffline) // heartbeats of the newer device only
+	if !e.m.Status(p).Online {
+		t.Fatal("the newer device's heartbeats were dropped: offline")
+	}
+	if n := e.metric("bdp_edge_bad_messages_total", 0, "topic", "response") + e.metric("bdp_edge_bad_messages_total", 0, "topic", "alive"); n != 0 {
+		t.Fatalf("%v answers counted as bad", n)
+	}
+}
+
 // A dry run reports the slot's value and the priority array and writes
-// nothing; an unacked write keeps no state.
+// nothing, and an acked one says so in its status and log; an unacked
+// write keeps no state.
 func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
 	e := newEnv(t)
 	p := e.project("acme", 8)
@@ -140,10 +227,23 @@ func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
 		if op.OverwrittenValue == nil || *op.OverwrittenValue != 17 || len(op.PriorityArray) != 17 || *op.PriorityArray[15] != 18 {
 			t.Fatalf("dry run answered old value %v, array %v; want 17 and the 17 slots", op.OverwrittenValue, op.PriorityArray)
 		}
+		if op.State == edge.StateWritten {
+			t.Fatalf("dry run (acked %v) answered state written", acked)
+		}
 		if acked {
+			// Its status and log say that nothing was written (api.md
+			// 4.6 rule 6): it ends in reported, never written.
 			got, log := e.operation(op.Reference)
-			if !got.DryRun || got.State != edge.StateWritten || len(log) != 3 {
-				t.Fatalf("acked dry run stored %+v with %d entries", got, len(log))
+			if !got.DryRun || got.State != edge.StateReported || len(log) != 3 || got.OldValue == nil || *got.OldValue != 17 {
+				t.Fatalf("acked dry run stored %+v with %d entries, want reported with old value 17 and 3 entries", got, len(log))
+			}
+			for _, l := range log {
+				if l.Stage == edge.StateWritten || strings.Contains(l.Msg, "reports the write") {
+					t.Fatalf("an acked dry run's log says written: %+v", log)
+				}
+			}
+			if last := log[2]; last.Stage != edge.StateReported || !strings.Contains(last.Msg, "nothing was written") {
+				t.Fatalf("last log entry %+v, want reported: nothing was written", last)
 			}
 		}
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// env is the embedded broker, the pipeline, the edge connections and the
+// env is the embedded broker, the pipeline, the edge connections (told
+// by the broker's sessions when a device leaves, as in bdp serve) and the
 // setpoint writer over a real PostgreSQL, with short time-outs.
 type env struct {
 	t      *testing.T
@@ -70,7 +71,7 @@ func newEnv(t *testing.T) *env {
 	}
 	go batcher.Run()
 	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: batcher, Log: log, Registry: e.reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation})
+		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation, Presence: e.broker.Sessions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func (e *env) waitFor(what string, cond func() bool) {
 }
 
 // operation waits until an acked operation leaves initialized and
-// requested, and returns it with its log.
+// requested (written, reported or failed), and returns it with its log.
 func (e *env) operation(ref string) (store.SetpointOperation, []store.SetpointLogEntry) {
 	e.t.Helper()
 	var (
@@ -136,7 +137,7 @@ func (e *env) operation(ref string) (store.SetpointOperation, []store.SetpointLo
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		return op.State == edge.StateWritten || op.State == edge.StateFailed
+		return op.State == edge.StateWritten || op.State == edge.StateReported || op.State == edge.StateFailed
 	})
 	return op, log
 }

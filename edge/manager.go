@@ -36,6 +36,20 @@ type Config struct {
 	// OperationTimeout: a request unanswered this long fails; default
 	// OperationTimeout (30 s, decisions.md 7).
 	OperationTimeout time.Duration
+	// Presence, if set, tells at once when a project's edge device
+	// connects and when its last connection ends (the embedded broker's
+	// sessions, mqtt.Sessions). nil (an external broker): only the
+	// heartbeat tells.
+	Presence Presence
+}
+
+var _ Presence = (*mqtt.Sessions)(nil)
+
+// Presence hears of edge devices connecting to the broker and leaving it.
+type Presence interface {
+	// WatchEdgeDevices calls fn, without blocking, when a project's edge
+	// device connects (true) and when its last connection ends (false).
+	WatchEdgeDevices(fn func(projectID int64, connected bool)) (stop func())
 }
 
 // dataQueue bounds the data messages of one device waiting to be stored;
@@ -53,6 +67,8 @@ type Manager struct {
 	metrics *metrics
 	ctx     context.Context // ends at Close: data writes in flight give up
 	cancel  context.CancelFunc
+	// stopPresence ends the Presence calls; nil without Presence.
+	stopPresence func()
 
 	mu    sync.Mutex
 	conns map[int64]*conn
@@ -92,7 +108,21 @@ func NewManager(cfg Config) (*Manager, error) {
 		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider))))
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); m.tick() }()
+	if cfg.Presence != nil {
+		m.stopPresence = cfg.Presence.WatchEdgeDevices(m.presence)
+	}
 	return m, nil
+}
+
+// presence hands a device's arrival or departure, as the broker saw it,
+// to its project's connection.
+func (m *Manager) presence(projectID int64, connected bool) {
+	m.mu.Lock()
+	c, ok := m.conns[projectID]
+	m.mu.Unlock()
+	if ok {
+		m.system.Root.Send(c.pid, &presenceMsg{connected: connected})
+	}
 }
 
 // tick sends every connection its tick from one ticker: a ticker per
@@ -234,6 +264,9 @@ func (c *conn) stop() {
 
 // Close stops every connection and the actor system.
 func (m *Manager) Close() {
+	if m.stopPresence != nil {
+		m.stopPresence()
+	}
 	m.mu.Lock()
 	ids := make([]int64, 0, len(m.conns))
 	for id := range m.conns {

@@ -173,10 +173,24 @@ func bad(format string, args ...any) error {
 
 var referencePattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
+// unknownFields is what a decoder does with a field the protocol does not
+// know.
+type unknownFields bool
+
+const (
+	// refuseUnknown: a request, where a misspelt "priority" must not
+	// silently write at a default.
+	refuseUnknown unknownFields = false
+	// ignoreUnknown: the device's answers and heartbeats, where a newer
+	// device's extra field must not make the platform drop a write that
+	// happened, or count a live device offline.
+	ignoreUnknown unknownFields = true
+)
+
 // decodeStrict decodes exactly one JSON value into v, refusing oversized
-// input, unknown fields (a misspelt "priority" must not silently write at a
-// default) and trailing data.
-func decodeStrict(payload []byte, v any) error {
+// input, unknown fields unless unknown says to ignore them, a known
+// field's name in another case, and trailing data.
+func decodeStrict(payload []byte, v any, unknown unknownFields) error {
 	if len(payload) > MaxMessageBytes {
 		return bad("message of %d bytes exceeds %d", len(payload), MaxMessageBytes)
 	}
@@ -184,7 +198,9 @@ func decodeStrict(payload []byte, v any) error {
 		return bad("empty message")
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
+	if unknown == refuseUnknown {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return bad("%s", clip(err.Error()))
 	}
@@ -195,7 +211,7 @@ func decodeStrict(payload []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkNulls(g, ""); err != nil {
+	if err := checkNulls(g, "", unknown); err != nil {
 		return err
 	}
 	if r, ok := v.(*Request); ok {
@@ -253,7 +269,7 @@ func checkPriority(what string, p int) error {
 // DecodeRequest decodes and checks a request (the device side).
 func DecodeRequest(payload []byte) (Request, error) {
 	var r Request
-	if err := decodeStrict(payload, &r); err != nil {
+	if err := decodeStrict(payload, &r, refuseUnknown); err != nil {
 		return Request{}, err
 	}
 	return r, r.Validate()
@@ -337,7 +353,7 @@ func (a App) Validate() error {
 // DecodeResponse decodes and checks a device's response (the platform side).
 func DecodeResponse(payload []byte) (Response, error) {
 	var r Response
-	if err := decodeStrict(payload, &r); err != nil {
+	if err := decodeStrict(payload, &r, ignoreUnknown); err != nil {
 		return Response{}, err
 	}
 	return r, r.Validate()
@@ -378,9 +394,8 @@ func (r Response) Validate() error {
 
 // MayHoldEvents tells, without decoding, whether a heartbeat can carry
 // events: their key is spelt exactly so (decoders refuse other casings)
-// unless written with escapes. The listeners that only act on events (the
-// event log, the apps' recovery) skip the decode of every other
-// heartbeat.
+// unless written with escapes. The event log, which only acts on events,
+// skips the decode of every other heartbeat.
 func MayHoldEvents(payload []byte) bool {
 	return bytes.Contains(payload, []byte(`"events"`)) || bytes.IndexByte(payload, '\\') >= 0
 }
@@ -388,7 +403,7 @@ func MayHoldEvents(payload []byte) bool {
 // DecodeAlive decodes and checks a heartbeat (the platform side).
 func DecodeAlive(payload []byte) (Alive, error) {
 	var a Alive
-	if err := decodeStrict(payload, &a); err != nil {
+	if err := decodeStrict(payload, &a, ignoreUnknown); err != nil {
 		return Alive{}, err
 	}
 	return a, a.Validate()
@@ -441,7 +456,7 @@ func DecodeData(payload []byte) ([]Observation, error) {
 	trimmed := bytes.TrimSpace(payload)
 	var obs []Observation
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if err := decodeStrict(payload, &obs); err != nil {
+		if err := decodeStrict(payload, &obs, refuseUnknown); err != nil {
 			return nil, err
 		}
 		if len(obs) == 0 {
@@ -452,7 +467,7 @@ func DecodeData(payload []byte) ([]Observation, error) {
 		}
 	} else {
 		var o Observation
-		if err := decodeStrict(payload, &o); err != nil {
+		if err := decodeStrict(payload, &o, refuseUnknown); err != nil {
 			return nil, err
 		}
 		obs = []Observation{o}

@@ -120,7 +120,11 @@ func TestDecodeResponse(t *testing.T) {
 		{"bad reference", `{"reference":"x","status":"ok"}`, "not a uuid"},
 		{"present value string", `{"reference":"` + ref + `","status":"ok","present_value":"hot"}`, "cannot unmarshal"},
 		{"infinite", `{"reference":"` + ref + `","status":"ok","present_value":-1e999}`, "cannot unmarshal number"},
-		{"unknown field", `{"reference":"` + ref + `","status":"ok","extra":1}`, "unknown field"},
+		// A newer device's extra fields are accepted and ignored, nested
+		// ones too; a known field spelt in another case is not.
+		{"unknown field", `{"reference":"` + ref + `","status":"ok","extra":1,"firmware":{"version":"2.1"}}`, ""},
+		{"unknown null field", `{"reference":"` + ref + `","status":"ok","duration_ms":null}`, ""},
+		{"known field in another case", `{"reference":"` + ref + `","status":"ok","Present_Value":1}`, "unknown field"},
 		{"null present value", `{"reference":"` + ref + `","status":"ok","present_value":null}`, ""},
 		{"null priority array", `{"reference":"` + ref + `","status":"ok","priority_array":null}`, "priority_array is null"},
 	}
@@ -148,6 +152,8 @@ func TestDecodeAlive(t *testing.T) {
 		{"unknown kind", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T11:00:00Z","kind":"party","app_id":"1"}]}`, "unknown kind"},
 		{"reset without app", `{"time":"2026-11-24T11:00:00Z","apps":[],"events":[{"time":"2026-11-24T11:00:00Z","kind":"reset"}]}`, "app_id missing"},
 		{"app without id", `{"time":"2026-11-24T11:00:00Z","apps":[{"running":true}]}`, "apps[0].id missing"},
+		{"unknown fields", `{"time":"2026-11-24T11:00:00Z","uptime":12,"apps":[{"id":"1","running":true,"version":"3"}],"events":[{"time":"2026-11-24T10:59:00Z","kind":"crash","code":7}]}`, ""},
+		{"known field in another case", `{"time":"2026-11-24T11:00:00Z","apps":[{"id":"1","Running":true}]}`, "unknown field"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

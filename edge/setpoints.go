@@ -158,7 +158,7 @@ func (s *Setpoints) follow(reference string, deadline time.Time, events <-chan e
 		if !ok {
 			return
 		}
-		if done := s.record(reference, ev); done {
+		if done := s.record(reference, ev, false); done {
 			return
 		}
 	}
@@ -184,8 +184,9 @@ func (s *Setpoints) nextEvent(ctx context.Context, events <-chan event, timer *t
 	}
 }
 
-// record stores one stage; true when the operation finished.
-func (s *Setpoints) record(reference string, ev event) bool {
+// record stores one stage of a write or, with dryRun, of a dry run;
+// true when the operation finished.
+func (s *Setpoints) record(reference string, ev event, dryRun bool) bool {
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	now := s.m.cfg.Now().UTC()
@@ -199,12 +200,18 @@ func (s *Setpoints) record(reference string, ev event) bool {
 		state, msg = StateRequested, "request forwarded to the edge device"
 	case ev.resp != nil && ev.resp.Status == StatusOK:
 		state, msg, old = StateWritten, "the edge device reports the write", ev.resp.OverwrittenValue
+		if dryRun {
+			state, msg = StateReported, "dry run: the edge device reported the datapoint's state; nothing was written"
+		}
 		details = map[string]any{"priorityArray": ev.resp.PriorityArray, "overwritten_value": ev.resp.OverwrittenValue}
 		if ev.resp.PresentValue != nil {
 			details["present_value"] = *ev.resp.PresentValue
 		}
 	case ev.resp != nil:
 		state, reason = StateFailed, "the edge device refused the write: "+ev.resp.Error
+		if dryRun {
+			reason = "the edge device refused the read of the dry run: " + ev.resp.Error
+		}
 		msg = reason
 	default:
 		state, reason, msg = StateFailed, ev.reason, ev.reason
@@ -222,8 +229,8 @@ func (s *Setpoints) record(reference string, ev event) bool {
 }
 
 // dryRun asks the device for the datapoint's state and writes nothing
-// (api.md 4.6 rule 6). An acked dry run keeps its stages like a write;
-// written then means the device reported its state.
+// (api.md 4.6 rule 6). An acked dry run keeps its stages like a write
+// but ends in reported, never written: nothing was written.
 func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
 	if !s.m.Status(w.ProjectID).Online {
 		return Operation{}, fault.Wrap(fault.Unavailable, nil, fmt.Sprintf("the edge device of project %d is offline: a dry run needs its answer", w.ProjectID))
@@ -260,13 +267,13 @@ func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
 			ev.resp.OverwrittenValue = slot(ev.resp.PriorityArray, w.Priority)
 		}
 		if w.Acked {
-			s.record(op.Reference, ev)
+			s.record(op.Reference, ev, true)
 		}
 		switch {
 		case ev.stage == StateRequested:
 			continue
 		case ev.resp != nil && ev.resp.Status == StatusOK:
-			op.State, op.PriorityArray, op.OverwrittenValue = StateWritten, ev.resp.PriorityArray, ev.resp.OverwrittenValue
+			op.State, op.PriorityArray, op.OverwrittenValue = StateReported, ev.resp.PriorityArray, ev.resp.OverwrittenValue
 			return op, nil
 		case ev.resp != nil:
 			return Operation{}, fault.Wrap(fault.Unavailable, nil, "the edge device refused the read: "+ev.resp.Error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // The rules here make the decoders as strict as the schemas in
@@ -23,13 +24,18 @@ var fieldNames = map[string]bool{"reference": true, "operation": true, "dataPoin
 	"time": true, "apps": true, "events": true, "running": true, "kind": true, "app_id": true, "message": true}
 
 // checkNulls refuses null anywhere the protocol gives it no meaning (a
-// decoder would read it as a zero value) and a field name in another case.
-// The free-form app config is not looked into.
-func checkNulls(v any, path string) error {
+// decoder would read it as a zero value) and a field name in another case
+// (encoding/json would read "Status" as status). Other unknown fields are
+// refused, or skipped unread with ignoreUnknown. The free-form app config
+// is not looked into.
+func checkNulls(v any, path string, unknown unknownFields) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if !fieldNames[k] {
+				if unknown == ignoreUnknown && !knownInAnotherCase(k) {
+					continue
+				}
 				return bad("unknown field %q at %s (names are case-sensitive)", clip(k), path)
 			}
 			val := x[k]
@@ -42,7 +48,7 @@ func checkNulls(v any, path string) error {
 			if k == "config" {
 				continue
 			}
-			if err := checkNulls(val, path+k+"."); err != nil {
+			if err := checkNulls(val, path+k+".", unknown); err != nil {
 				return err
 			}
 		}
@@ -54,12 +60,23 @@ func checkNulls(v any, path string) error {
 				}
 				continue
 			}
-			if err := checkNulls(e, fmt.Sprintf("%s[%d].", path, i)); err != nil {
+			if err := checkNulls(e, fmt.Sprintf("%s[%d].", path, i), unknown); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// knownInAnotherCase tells whether name is a protocol field spelt in
+// another case, which encoding/json would take for the field.
+func knownInAnotherCase(name string) bool {
+	for f := range fieldNames {
+		if strings.EqualFold(f, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // generic decodes payload (already decoded strictly once) as plain JSON.

@@ -39,7 +39,7 @@ type Operation struct {
 	Priority    int
 	Acked       bool
 	DryRun      bool
-	State       string // initialized|requested|written|failed; "requested" for an unacked write sent
+	State       string // initialized|requested|written|reported|failed; "requested" for an unacked write sent
 	Reason      string // why the operation failed
 	CreatedAt   time.Time
 	// PriorityArray is the device's 17 slots before the write (index 16:
@@ -53,7 +53,11 @@ const (
 	StateInitialized = "initialized"
 	StateRequested   = "requested"
 	StateWritten     = "written"
-	StateFailed      = "failed"
+	// StateReported ends a dry run the device answered: it reported the
+	// datapoint's state and nothing was written (api.md 4.6 rule 6), so a
+	// dry run never says written.
+	StateReported = "reported"
+	StateFailed   = "failed"
 )
 
 // Writer writes setpoints through a project's edge device, with the

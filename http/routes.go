@@ -92,7 +92,9 @@ func v2Routes(s *Server) []*route {
 				"An unacked write answers once accepted and keeps no state; an acked one answers at once with its reference (state initialized) and moves on without " +
 				"the caller: requested when the request is published to the device (at once when it is online, else when it comes online), written when the device " +
 				"reports the write, failed when the device refuses it or nothing answers within 30 s. A written value reaches the datapoint's timeseries when the device " +
-				"reports the present value on its data topic.",
+				"reports the present value on its data topic. An acked dry run ends in reported, never written: its status and log say that nothing was written. " +
+				"With the embedded broker a device whose MQTT connection ended is offline at once: a write waiting for its answer fails then, and until it " +
+				"connects again writes fail at once (nothing was sent) and dry runs answer 503.",
 			Query: setpointParams, Resp: envelopeOf[setpointResource]{}, Handle: s.writeSetpoint,
 			Errors: map[int]string{503: "a dry run whose edge device is offline or does not answer within 30 s"}},
 		{Method: "GET", Path: "/v2/datapoint/setpoint/{reference}", Tag: general,
@@ -290,7 +292,9 @@ func v2Routes(s *Server) []*route {
 			Summary: "Run (run=true: Starting, then Running once its actor runs) or stop (run=false: Stopping, then Stopped) a controls app",
 			Doc: "A run checks that the setpoint pin is mapped onto a datapoint with setpoint bounds, that the app's priority is allowed by the project, " +
 				"that the attributes the algorithm reads are set and valid, and that the caller may write the setpoint datapoint (and read the input " +
-				"datapoint) by TagAuth. affected is false when the app was in the asked state already. A stop waits at most 5 s for the edge device to confirm app_stop.",
+				"datapoint) by TagAuth. affected is false when the app was in the asked state already. A stop waits at most 5 s for the edge device to confirm app_stop. " +
+				"A running app whose edge device's heartbeat does not list it (a replaced or factory-reset device) is sent to the device again (app_start) " +
+				"and writes its value again, logged in the app's log; after a refusal it tries again at most once a minute.",
 			Query: []param{projectQuery, {Name: "run", Type: "boolean", Required: true, Doc: "true runs, false stops"}},
 			Resp:  appRunResult{}, Handle: s.runControlsApp,
 			Errors: map[int]string{400: "setpoint pin unmapped, its datapoint without setpoint bounds, a priority more urgent than the project allows, " +

@@ -32,7 +32,7 @@ var setpointParams = []param{
 	{Name: "dataPointID", Type: "string", Required: true, Doc: "the datapoint to write"},
 	{Name: "value", Type: "string", Required: true, Doc: "a finite number (integer or float), or the string null to clear the slot at priority; NaN and infinities answer 400"},
 	{Name: "priority", Type: "integer", Doc: "1 (most urgent) to 16, default 13; no more urgent than the project's setpoint_max_priority (default 8, set by the operator): a refused priority answers 400"},
-	{Name: "acked", Type: "boolean", Doc: "default false. true: the answer carries a reference at once (state initialized); GET /v2/datapoint/setpoint/{reference} follows it to requested and written, or failed (device error, or no answer within 30 s)"},
+	{Name: "acked", Type: "boolean", Doc: "default false. true: the answer carries a reference at once (state initialized); GET /v2/datapoint/setpoint/{reference} follows it to requested and written (reported for a dry run: nothing was written), or failed (device error, or no answer within 30 s)"},
 	{Name: "dryrun", Type: "boolean", Doc: "default false. true: nothing is written; the device is asked for the datapoint's priority array, answered as priority_array and old_value (waits for the device at most 30 s; 503 when it is offline or does not answer)"},
 	{Name: "keep_out_of_service", Type: "boolean", Doc: "default false. true: the device keeps the local automation from overwriting the value"},
 }
@@ -144,11 +144,11 @@ type setpointOperation struct {
 	Acked            bool           `json:"acked"`
 	DryRun           bool           `json:"dryrun"`
 	KeepOutOfService bool           `json:"keep_out_of_service"`
-	Status           string         `json:"status" doc:"initialized, requested, written or failed"`
+	Status           string         `json:"status" doc:"initialized, requested, written, reported or failed; reported ends a dry run the device answered (nothing was written), so a dry run never says written"`
 	Reason           string         `json:"reason,omitempty" doc:"failed only: why (the device's error, or no answer within 30 s)"`
 	OldValue         string         `json:"old_value" doc:"the value the write overwrote at its priority, once written (a number as text, or null)"`
-	StateBefore      map[string]any `json:"state_before" doc:"once written: priorityArray (17 slots before the write) and overwritten_value"`
-	Log              string         `json:"log" doc:"the stages as a JSON-formatted list: msg, status, time (ISO 8601, microseconds, UTC); the first also acked and dryrun; written also priorityArray (a string of 17 slots) and overwritten_value"`
+	StateBefore      map[string]any `json:"state_before" doc:"once written (or reported, for a dry run): priorityArray (17 slots before the write) and overwritten_value"`
+	Log              string         `json:"log" doc:"the stages as a JSON-formatted list: msg, status, time (ISO 8601, microseconds, UTC); the first also acked and dryrun; written (a dry run: reported, its msg saying nothing was written) also priorityArray (a string of 17 slots) and overwritten_value"`
 	CreatedAt        time.Time      `json:"created_at"`
 }
 

@@ -131,6 +131,13 @@ func TestAckedSetpointWrittenAndReadBack(t *testing.T) {
 	if fmt.Sprint(again["priority_array"]) != fmt.Sprint(dry["priority_array"]) {
 		t.Fatal("a dry run changed the priority array")
 	}
+	// An acked dry run ends in reported: its status and log say that
+	// nothing was written (api.md 4.6 rule 6).
+	ref = e.do("POST", setpointPath(pid, "sp", "value", "24", "dryrun", "true", "acked", "true"), c.Admin, nil).want(t, 200).resource(t)["reference"].(string)
+	if op := e.setpointOperation(c.Admin, ref, "reported"); op["old_value"] != "22" || strings.Contains(op["log"].(string), `"status":"written"`) ||
+		!strings.Contains(op["log"].(string), "nothing was written") {
+		t.Fatalf("acked dry run: %v", op)
+	}
 	// null clears the slot.
 	ref = e.do("POST", setpointPath(pid, "sp", "value", "null", "priority", "9", "acked", "true"), c.Admin, nil).want(t, 200).resource(t)["reference"].(string)
 	if op := e.setpointOperation(c.Admin, ref, "written"); op["value"] != "null" || op["old_value"] != "16" {

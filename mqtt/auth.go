@@ -150,11 +150,15 @@ func (h *authHook) OnSubscribed(_ *mochi.Client, _ packets.Packet, reasonCodes [
 }
 
 // OnSessionEstablished drops subscriptions an inherited session holds
-// outside the account (a session kept from before a change of rights).
+// outside the account (a session kept from before a change of rights),
+// and tells the edge watchers of an edge device's connection.
 func (h *authHook) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) {
 	a, ok := h.b.sessions.accountOf(cl)
 	if !ok {
 		return
+	}
+	if a.Edge {
+		defer h.b.sessions.edge.tell(a.ProjectID, true)
 	}
 	for filter := range cl.State.Subscriptions.GetAll() {
 		if !a.MaySubscribe(filter) {
@@ -167,6 +171,7 @@ func (h *authHook) OnSessionEstablished(cl *mochi.Client, _ packets.Packet) {
 }
 
 func (h *authHook) OnDisconnect(cl *mochi.Client, _ error, expire bool) {
+	h.b.sessions.edgeDisconnected(cl)
 	h.b.sessions.ended(cl, expire)
 }
 

@@ -21,6 +21,8 @@ type Sessions struct {
 	// ended, revoked, rights changed): live out's fast path keeps a
 	// decision made under a version until it changes.
 	version atomic.Uint64
+	// edge hears of edge devices connecting and going away.
+	edge edgeWatchers
 }
 
 // session is one client id's session: connected, or kept for a client

@@ -19,7 +19,7 @@ type SetpointOperation struct {
 	KeepOutOfService bool
 	Acked            bool
 	DryRun           bool
-	State            string // initialized | requested | written | failed
+	State            string // initialized | requested | written | reported (a dry run) | failed
 	Reason           string
 	OldValue         *float64
 	Source           string

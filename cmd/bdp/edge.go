@@ -19,7 +19,13 @@ import (
 // HTTP server has drained and before the broker closes.
 func startEdge(ctx context.Context, st *store.Store, broker mqtt.Broker, sink pipeline.Sink, reg prometheus.Registerer,
 	log *slog.Logger) (*edge.Setpoints, func(), error) {
-	m, err := edge.NewManager(edge.Config{Broker: broker, Store: st, Sink: sink, Log: log, Registry: reg})
+	cfg := edge.Config{Broker: broker, Store: st, Sink: sink, Log: log, Registry: reg}
+	if emb, ok := broker.(*mqtt.Embedded); ok {
+		// The embedded broker knows at once when a device's connection
+		// ends; with an external one, the missed heartbeats tell.
+		cfg.Presence = emb.Sessions()
+	}
+	m, err := edge.NewManager(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

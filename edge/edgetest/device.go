@@ -1,12 +1,15 @@
 // Package edgetest is a small edge device for tests: it speaks the edge
 // protocol over a real MQTT connection (paho) with a BACnet-style priority
-// array per datapoint, and can be told to refuse, stay silent, answer
-// garbage first, or stop its heartbeat.
+// array per datapoint and the apps app_start gave it (listed in its
+// heartbeats), and can be told to refuse, stay silent, answer garbage
+// first, stop its heartbeat, or forget everything (a factory reset).
 package edgetest
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +28,7 @@ const (
 	Silent       // answers nothing
 	Refuse       // answers every write and read with an error
 	Garbage      // sends garbage on response, alive and data before each proper answer
+	Newer        // a newer device: its answers and heartbeats carry a field the protocol does not know
 )
 
 // Device is a connected test device.
@@ -36,6 +40,7 @@ type Device struct {
 	mu       sync.Mutex
 	mode     Mode
 	arrays   map[string]*[edge.PrioritySlots]*float64
+	apps     map[string]bool // app id -> running, as app_start and app_stop left it
 	requests []edge.Request
 	alive    bool
 
@@ -47,7 +52,7 @@ type Device struct {
 // broker at addr and sends heartbeats every aliveEvery.
 func Start(t testing.TB, addr string, projectID int64, password string, aliveEvery time.Duration) *Device {
 	t.Helper()
-	d := &Device{t: t, project: projectID, arrays: map[string]*[edge.PrioritySlots]*float64{}, alive: true,
+	d := &Device{t: t, project: projectID, arrays: map[string]*[edge.PrioritySlots]*float64{}, apps: map[string]bool{}, alive: true,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	opts := pahov3.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(fmt.Sprintf("edge-test-%d", projectID)).
 		SetUsername(fmt.Sprintf("edge-%d", projectID)).SetPassword(password).SetOrderMatters(false).SetAutoReconnect(false)
@@ -89,6 +94,15 @@ func (d *Device) SetAlive(on bool) {
 	d.alive = on
 }
 
+// Reset is a factory reset: the device forgets its apps and its
+// priority arrays, and stays connected.
+func (d *Device) Reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.apps = map[string]bool{}
+	d.arrays = map[string]*[edge.PrioritySlots]*float64{}
+}
+
 // SetSlot sets a slot of a datapoint's priority array directly, as the
 // building's own automation would.
 func (d *Device) SetSlot(dataPointID string, priority int, v *float64) {
@@ -127,12 +141,16 @@ func (d *Device) heartbeat(every time.Duration) {
 	for {
 		d.mu.Lock()
 		alive, mode := d.alive, d.mode
+		apps := []edge.AppState{}
+		for _, id := range slices.Sorted(maps.Keys(d.apps)) {
+			apps = append(apps, edge.AppState{ID: id, Running: d.apps[id]})
+		}
 		d.mu.Unlock()
 		if alive {
 			if mode == Garbage {
 				d.publish(edge.AliveTopic(d.project), []byte(`{"time":"yesterday"}`))
 			}
-			d.publishJSON(edge.AliveTopic(d.project), edge.Alive{Time: time.Now().UTC(), Apps: []edge.AppState{}})
+			d.publishAnswer(edge.AliveTopic(d.project), mode, edge.Alive{Time: time.Now().UTC(), Apps: apps})
 		}
 		select {
 		case <-t.C:
@@ -160,6 +178,20 @@ func (d *Device) publishJSON(topic string, v any) {
 	if err != nil {
 		d.t.Errorf("edge test device: %v", err)
 		return
+	}
+	d.publish(topic, payload)
+}
+
+// publishAnswer publishes a response or heartbeat; a Newer device adds
+// a field of its own.
+func (d *Device) publishAnswer(topic string, mode Mode, v any) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		d.t.Errorf("edge test device: %v", err)
+		return
+	}
+	if mode == Newer {
+		payload = append([]byte(`{"firmware":{"version":"2.0"},`), payload[1:]...)
 	}
 	d.publish(topic, payload)
 }
@@ -200,6 +232,10 @@ func (d *Device) onRequest(_ pahov3.Client, msg pahov3.Message) {
 		resp.PresentValue = present(a)
 	case req.Operation == edge.OpRead:
 		resp.PresentValue = present(a)
+	case req.Operation == edge.OpAppStart:
+		d.apps[req.App.ID] = true
+	case req.Operation == edge.OpAppStop:
+		delete(d.apps, req.App.ID)
 	}
 	d.mu.Unlock()
 	if mode == Garbage {
@@ -207,7 +243,7 @@ func (d *Device) onRequest(_ pahov3.Client, msg pahov3.Message) {
 		d.publish(edge.ResponseTopic(d.project), []byte(`{"reference":"`+req.Reference+`","status":"ok","priority_array":[1,2]}`))
 		d.publish(edge.DataTopic(d.project), []byte(`[{"dataPointID":"x","time":"2020-01-01T00:00:00Z"}]`))
 	}
-	d.publishJSON(edge.ResponseTopic(d.project), resp)
+	d.publishAnswer(edge.ResponseTopic(d.project), mode, resp)
 	if req.Operation == edge.OpWrite && resp.Status == edge.StatusOK && resp.PresentValue != nil {
 		d.publishJSON(edge.DataTopic(d.project), edge.Observation{DataPointID: req.DataPointID, Time: time.Now().UTC(), Value: *resp.PresentValue})
 	}
