@@ -82,7 +82,7 @@ func v2Routes(s *Server) []*route {
 		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Keys the project's datapoints are looked up by: name first, then the tag keys in use",
 			Resp: []store.DatapointKey{}, Handle: s.datapointKeys},
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
-			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
+			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max; a datapoint without data yet is created), or clear them (both null); needs write access to it by TagAuth",
 			Query:   datapointParams, Body: setpointBounds{}, RefusedBody: []string{"writable"}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
 		{Method: "POST", Path: "/v2/datapoint/setpoint", Tag: project, Op: "create",
 			Summary: "Write a setpoint through the project's edge device (api.md 4.6)",
