@@ -362,17 +362,11 @@ var controlsAppCreateParams = []param{projectQuery,
 	{Name: "auto_recovery", Type: "boolean", Doc: "the device restarts the app when the platform is back; default true"},
 }
 
-// controlsAppDoc describes the algorithms and the attributes they read.
-const controlsAppDoc = "Algorithms and what they read from the mapped component: " +
-	"schedule (room, thermal_control_loop, boiler, condensing_boiler, low-temperature_boiler, combined_heat_and_power, heat_pump, air_handling_unit) " +
-	"writes the component's setpoint pin (room: temperature_setpoint; heat_pump: condenser_outlet_temperature_setpoint; air_handling_unit: " +
-	"supply_air_temperature_setpoint; the others: outlet_temperature_setpoint) from the attribute setpoint_schedule, a JSON list of " +
-	"{day (monday..sunday), start, end (HH:MM, end up to 24:00, end after start), value}, entries of one week that must not overlap, " +
-	"in the zone of schedule_timezone (IANA, default UTC); outside every entry it writes setpoint_schedule_default, or clears its slot " +
-	"(null) when that is unset. It writes when it starts and at each boundary of the schedule (one timer per app). " +
-	"heating_curve (thermal_control_loop) writes outlet_temperature_setpoint = heating_curve_offset + heating_curve_slope × (20 °C − outdoor), " +
-	"held within [heating_curve_min, heating_curve_max], outdoor being the newest value of the datapoint mapped on outside_air_temperature; " +
-	"it writes when it starts and whenever the outdoor temperature moves the setpoint by 0.1 K or more. " +
+// controlsAppDoc describes what an app does; the algorithms' own facts
+// are GET /v2/controls/algorithms (controls.Specs).
+const controlsAppDoc = "The algorithms (schedule, heating_curve), the components each fits, the pins it writes and reads and the " +
+	"attributes it reads with their formats: GET /v2/controls/algorithms. " +
 	"Writes go through the setpoint write path (the safeguards of POST /v2/datapoint/setpoint) at priority 13, reset_value null, " +
 	"keep_out_of_service false unless setpoint_writing_params says otherwise; the reset values and alive_timeout go to the edge device " +
-	"with the app. Attributes missing at creation are needed at run; those set must be valid."
+	"with the app. Attributes missing at creation are needed at run; those set must be valid. A running app whose first write since " +
+	"its start, or 3 writes in a row, the safeguards refuse stops with status 304 Health check failed and the reason in its log."
