@@ -48,7 +48,11 @@ type controlsAppObject struct {
 	Status               appStatus          `json:"status"`
 	UpdateAvailable      bool               `json:"update_available" doc:"always false: bdp's algorithms have one revision"`
 	CreatedAt            string             `json:"created_at" doc:"RFC 3339, UTC"`
+	Logs                 []appLogEntry      `json:"logs,omitempty" doc:"GET of one app only (aedifion's ControlsApp): its newest log entries (at most 20), newest first; all of them: GET .../logs"`
 }
+
+// appObjectLogs is how many log entries GET of one app carries.
+const appObjectLogs = 20
 
 // appRunResult is aedifion's ControlsAppUpdateResult.
 type appRunResult struct {
@@ -218,7 +222,16 @@ func (s *Server) getControlsApp(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.appObject(c.UserContext(), a)
+	obj, err := s.appObject(c.UserContext(), a)
+	if err != nil {
+		return nil, err
+	}
+	logs, _, err := s.store.ControlsAppLogs(c.UserContext(), id, store.AppLogQuery{MinLevel: store.LogInfo, Page: 1, PerPage: appObjectLogs})
+	if err != nil {
+		return nil, err
+	}
+	obj.Logs = appLogEntries(logs)
+	return obj, nil
 }
 
 func (s *Server) deleteControlsApp(c *fiber.Ctx, cl *call) (any, error) {
@@ -341,6 +354,12 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appLogList{Items: appLogEntries(logs), Meta: pageMeta(page, perPage, total)}, nil
+}
+
+// appLogEntries answers an app's log entries (never nil: aedifion's
+// ControlsApp requires logs).
+func appLogEntries(logs []store.ControlsAppLog) []appLogEntry {
 	items := make([]appLogEntry, len(logs))
 	for i, l := range logs {
 		items[i] = appLogEntry{ID: strconv.FormatInt(l.ID, 10), CreatedAt: l.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
@@ -349,7 +368,7 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 			items[i].Operation = &appWriteState{Reference: w.Reference, State: w.State, Reason: w.Reason, OldValue: w.OldValue}
 		}
 	}
-	return appLogList{Items: items, Meta: pageMeta(page, perPage, total)}, nil
+	return items
 }
 
 // controlsAppCreateParams are POST /v2/controls/app's query parameters.
