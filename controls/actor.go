@@ -2,6 +2,7 @@ package controls
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -81,6 +82,8 @@ type appActor struct {
 
 	wrote     bool     // something was written since this start
 	last      *float64 // the value written last
+	accepted  bool     // a write was accepted since this start
+	refused   int      // writes refused by a safeguard in a row
 	stopTimer func() bool
 	gen       int
 	unsub     func()
@@ -216,10 +219,9 @@ func (a *appActor) stillActive(ctx actor.Context) bool {
 func (a *appActor) scheduleStep(ctx actor.Context) {
 	now := a.rt.cfg.Clock.Now()
 	if v := a.plan.Schedule.At(now); !a.wrote || !sameValue(v, a.last) {
-		if !a.stillActive(ctx) {
+		if !a.stillActive(ctx) || !a.write(ctx, v, "schedule at "+now.UTC().Format(time.RFC3339)) {
 			return
 		}
-		a.write(v, "schedule at "+now.UTC().Format(time.RFC3339))
 	}
 	next, ok := a.plan.Schedule.Next(now)
 	if !ok {
@@ -253,7 +255,7 @@ func (a *appActor) curveStep(ctx actor.Context, obs []pipeline.Observation) {
 	if !a.stillActive(ctx) {
 		return
 	}
-	a.write(&v, "heating curve at outdoor "+strconv.FormatFloat(newest.Value, 'g', -1, 64)+" °C")
+	a.write(ctx, &v, "heating curve at outdoor "+strconv.FormatFloat(newest.Value, 'g', -1, 64)+" °C")
 }
 
 // curveStepK is how far the heating curve's setpoint must move before it
@@ -276,10 +278,19 @@ type writeDetail struct {
 	Reason           string     `json:"reason,omitempty"`
 }
 
+// MaxRefusedWrites is how many writes in a row a safeguard may refuse
+// before the app stops.
+const MaxRefusedWrites = 3
+
 // write sends one setpoint through the write path and logs what was
-// written and what came back. A refused write is logged; the app goes on
-// (the next boundary may succeed).
-func (a *appActor) write(v *float64, why string) {
+// written and what came back. A write refused by a safeguard (setpoint
+// writing not enabled, bounds, priority, no edge device) is logged and the
+// app goes on, since the next value may pass, unless no write was
+// accepted since the app started or MaxRefusedWrites were refused in a
+// row: then nothing it does reaches the building, and it stops with
+// status Health check failed and the reason instead of showing Running.
+// false when the app stopped.
+func (a *appActor) write(ctx actor.Context, v *float64, why string) bool {
 	p := a.plan
 	w := edge.Write{ProjectID: p.App.ProjectID, DataPointID: p.Target, Value: v, Priority: p.Params.Priority,
 		KeepOutOfService: p.Params.KeepOutOfService, Acked: true, Source: "app:" + p.App.ID}
@@ -303,7 +314,7 @@ func (a *appActor) write(v *float64, why string) {
 		msg += ": " + op.State
 	}
 	if err != nil && a.ctx.Err() != nil {
-		return // stopping
+		return false // stopping
 	}
 	a.rt.logApp(p.App.ID, level, "write", msg, d)
 	result := "accepted"
@@ -312,10 +323,27 @@ func (a *appActor) write(v *float64, why string) {
 	}
 	a.rt.writes.WithLabelValues(result).Inc()
 	if err == nil {
-		a.wrote, a.last = true, v
-	} else {
-		a.rt.cfg.Log.Debug("controls app write refused", slog.String("app", p.App.ID), slog.Any("error", err))
+		a.wrote, a.last, a.accepted, a.refused = true, v, true, 0
+		return true
 	}
+	a.rt.cfg.Log.Debug("controls app write refused", slog.String("app", p.App.ID), slog.Any("error", err))
+	var refusal *edge.Refusal
+	if !errors.As(err, &refusal) && !fault.Is(err, fault.Invalid) {
+		return true // the database, say: not the app's setting
+	}
+	a.refused++
+	if a.accepted && a.refused < MaxRefusedWrites {
+		return true
+	}
+	why = "its first write since it started was refused"
+	if a.accepted {
+		why = fmt.Sprintf("%d writes in a row were refused", a.refused)
+	}
+	a.rt.forgetPID(ctx.Self())
+	ctx.Stop(ctx.Self())
+	a.rt.changeStatus(p.App, store.AppChange{Code: store.StatusHealthCheckFails, Level: store.LogError, From: []int{store.StatusStarting, store.StatusRunning},
+		Message: fmt.Sprintf("app stopped: %s (%s); fix that, then run the app again", why, d.Reason)})
+	return false
 }
 
 // edgeApp is the app as the device keeps it.

@@ -274,15 +274,9 @@ func TestResumeAfterRestart(t *testing.T) {
 	if e.status(p, appA.ID) != store.StatusRunning {
 		t.Fatal("a shutdown changed the desired state")
 	}
-	// While bdp is down, b's pin is unmapped and the device loses a's value.
-	var pin int64
-	comp, _ := e.catalog.Component(mustCIP(t, e, p, b).ComponentID)
-	for _, pp := range comp.Pins {
-		if pp.AlphanumericID == "temperature_setpoint" {
-			pin = pp.ID
-		}
-	}
-	if err := e.st.UnmapPin(ctx, p, b, pin); err != nil {
+	// While bdp is down, b's datapoint loses its setpoint bounds (a running
+	// app's pins cannot change) and the device loses a's value.
+	if _, err := e.st.ClearDatapointSetpoints(ctx, p, "b_sp"); err != nil {
 		t.Fatal(err)
 	}
 	dev.SetSlot("a_sp", 13, nil)
@@ -294,7 +288,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 	e.waitFor("a resumed", func() bool { return is(slot(dev, "a_sp", 13), 21) })
 	e.waitFor("b refused", func() bool { return e.status(p, appB.ID) == store.StatusStartFailed })
-	if !strings.Contains(e.logText(appB.ID), "not resumed after a restart: setpoint pin temperature_setpoint") {
+	if !strings.Contains(e.logText(appB.ID), `not resumed after a restart: datapoint "b_sp" has no setpoint bounds`) {
 		t.Fatalf("b's log:\n%s", e.logText(appB.ID))
 	}
 	if second.Running() != 1 {

@@ -132,57 +132,93 @@ func checkTarget(ctx context.Context, st *store.Store, p Plan, cipID int64) erro
 }
 
 func (p *Plan) prepareSchedule(attrs map[string]string, forRun bool) error {
-	raw, ok := attrs[AttrSchedule]
-	if !ok {
-		if forRun {
-			return fault.Invalidf("attribute %s of component in project %d is not set: the schedule app writes its entries", AttrSchedule, p.App.ComponentInProjectID)
-		}
-		return nil
+	if _, ok := attrs[AttrSchedule]; !ok && forRun {
+		return fault.Invalidf("attribute %s of component in project %d is not set: the schedule app writes its entries", AttrSchedule, p.App.ComponentInProjectID)
 	}
+	s, err := scheduleOf(attrs)
+	p.Schedule = s
+	return err
+}
+
+// scheduleOf is the schedule the attributes set, nil when
+// setpoint_schedule is unset; those set must be valid (400 naming one).
+func scheduleOf(attrs map[string]string) (*Schedule, error) {
 	var def *float64
 	if v, ok := attrs[AttrScheduleDefault]; ok {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return fault.Invalidf("attribute %s must be a number, got %q", AttrScheduleDefault, clip(v))
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fault.Invalidf("attribute %s must be a finite number, got %q", AttrScheduleDefault, clip(v))
 		}
 		def = &f
 	}
-	s, err := ParseSchedule(raw, def, attrs[AttrScheduleTimezone])
-	if err != nil {
-		return fault.Invalidf("attribute %s", err.Error())
+	zone := attrs[AttrScheduleTimezone]
+	if _, err := loadZone(zone); err != nil {
+		return nil, fault.Invalidf("attribute %s", err.Error())
 	}
-	p.Schedule = s
-	return nil
+	raw, ok := attrs[AttrSchedule]
+	if !ok {
+		return nil, nil
+	}
+	s, err := ParseSchedule(raw, def, zone)
+	if err != nil {
+		return nil, fault.Invalidf("attribute %s", err.Error())
+	}
+	return s, nil
 }
 
 func (p *Plan) prepareCurve(attrs map[string]string, forRun bool) error {
-	var c Curve
-	missing := ""
+	c, missing, err := curveOf(attrs)
+	switch {
+	case err != nil:
+		return err
+	case missing != "" && forRun:
+		return fault.Invalidf("attribute %s of component in project %d is not set: heating_curve needs %s, %s, %s and %s",
+			missing, p.App.ComponentInProjectID, AttrCurveSlope, AttrCurveOffset, AttrCurveMin, AttrCurveMax)
+	case missing == "":
+		p.Curve = &c
+	}
+	return nil
+}
+
+// curveOf is the heating curve the attributes set and the first of its
+// attributes unset ("" when all are); those set must be valid (400 naming
+// one), the minimum no higher than the maximum.
+func curveOf(attrs map[string]string) (c Curve, missing string, err error) {
 	for _, a := range []struct {
 		key string
 		dst *float64
 	}{{AttrCurveSlope, &c.Slope}, {AttrCurveOffset, &c.Offset}, {AttrCurveMin, &c.Min}, {AttrCurveMax, &c.Max}} {
 		v, ok := attrs[a.key]
 		if !ok {
-			missing = a.key
+			if missing == "" {
+				missing = a.key
+			}
 			continue
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return fault.Invalidf("attribute %s must be a finite number, got %q", a.key, clip(v))
+			return c, missing, fault.Invalidf("attribute %s must be a finite number, got %q", a.key, clip(v))
 		}
 		*a.dst = f
 	}
-	if missing != "" {
-		if forRun {
-			return fault.Invalidf("attribute %s of component in project %d is not set: heating_curve needs %s, %s, %s and %s",
-				missing, p.App.ComponentInProjectID, AttrCurveSlope, AttrCurveOffset, AttrCurveMin, AttrCurveMax)
-		}
-		return nil
+	_, hasMin := attrs[AttrCurveMin]
+	_, hasMax := attrs[AttrCurveMax]
+	if hasMin && hasMax && c.Min > c.Max {
+		return c, missing, fault.Invalidf("attribute %s (%g) is above %s (%g)", AttrCurveMin, c.Min, AttrCurveMax, c.Max)
 	}
-	if c.Min > c.Max {
-		return fault.Invalidf("attribute %s (%g) is above %s (%g)", AttrCurveMin, c.Min, AttrCurveMax, c.Max)
+	return c, missing, nil
+}
+
+// CheckAttributes checks a mapped component's attribute values (key ->
+// value, as stored) with the rules a run applies, so that a value the run
+// would refuse is refused when it is written: a schedule that does not
+// parse or overlaps itself, a time of day past 24:00, an unknown time
+// zone, a heating curve whose minimum is above its maximum. Attributes no
+// algorithm reads pass.
+func CheckAttributes(attrs map[string]string) error {
+	if _, err := scheduleOf(attrs); err != nil {
+		return err
 	}
-	p.Curve = &c
-	return nil
+	_, _, err := curveOf(attrs)
+	return err
 }

@@ -61,12 +61,9 @@ func ParseSchedule(raw string, def *float64, zone string) (*Schedule, error) {
 	if def != nil && (math.IsNaN(*def) || math.IsInf(*def, 0)) {
 		return nil, fmt.Errorf("%s must be a finite number", AttrScheduleDefault)
 	}
-	loc := time.UTC
-	if zone != "" {
-		var err error
-		if loc, err = time.LoadLocation(zone); err != nil {
-			return nil, fmt.Errorf("%s %q is not an IANA time zone", AttrScheduleTimezone, zone)
-		}
+	loc, err := loadZone(zone)
+	if err != nil {
+		return nil, err
 	}
 	s := &Schedule{def: def, loc: loc}
 	for i, e := range entries {
@@ -100,6 +97,18 @@ func ParseSchedule(raw string, def *float64, zone string) (*Schedule, error) {
 	}
 	sort.Ints(s.cutsMin)
 	return s, nil
+}
+
+// loadZone is the schedule's time zone: an IANA name, UTC when empty.
+func loadZone(zone string) (*time.Location, error) {
+	if zone == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not an IANA time zone (such as Europe/Berlin)", AttrScheduleTimezone, clip(zone))
+	}
+	return loc, nil
 }
 
 func spanText(s span) string {

@@ -83,7 +83,10 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 		return Operation{}, err
 	}
 	if err != nil || !settings.SetpointWritingEnabled {
-		return Operation{}, refuse("post", fault.Forbiddenf("project %d is unknown or setpoint writing is not enabled for it", w.ProjectID))
+		// The message says how to enable it: a new user meets it first.
+		return Operation{}, refuse("post", fault.Forbiddenf("project %d is unknown or setpoint writing is not enabled for it: the operator enables it with "+
+			"`bdp admin project-settings --project %d --setpoint-writing on` or PUT /operator/projects/%d/settings {\"setpoint_writing_enabled\":true} "+
+			"(README.md, Writing a first setpoint)", w.ProjectID, w.ProjectID, w.ProjectID))
 	}
 	// 2. The caller may write the datapoint (TagAuths).
 	if w.Authorize != nil {

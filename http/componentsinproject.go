@@ -211,6 +211,9 @@ func (s *Server) setAttribute(how store.Mapping) handlerFunc {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkControlsAttribute(c.UserContext(), cl.ProjectID, *req.ComponentInProjectID, def.Key, value); err != nil {
+			return nil, err
+		}
 		if err := s.store.SetAttribute(c.UserContext(), cl.ProjectID, *req.ComponentInProjectID, def.ID, value, how); err != nil {
 			return nil, err
 		}

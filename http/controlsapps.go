@@ -48,7 +48,11 @@ type controlsAppObject struct {
 	Status               appStatus          `json:"status"`
 	UpdateAvailable      bool               `json:"update_available" doc:"always false: bdp's algorithms have one revision"`
 	CreatedAt            string             `json:"created_at" doc:"RFC 3339, UTC"`
+	Logs                 []appLogEntry      `json:"logs,omitempty" doc:"GET of one app only (aedifion's ControlsApp): its newest log entries (at most 20), newest first; all of them: GET .../logs"`
 }
+
+// appObjectLogs is how many log entries GET of one app carries.
+const appObjectLogs = 20
 
 // appRunResult is aedifion's ControlsAppUpdateResult.
 type appRunResult struct {
@@ -218,7 +222,16 @@ func (s *Server) getControlsApp(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.appObject(c.UserContext(), a)
+	obj, err := s.appObject(c.UserContext(), a)
+	if err != nil {
+		return nil, err
+	}
+	logs, _, err := s.store.ControlsAppLogs(c.UserContext(), id, store.AppLogQuery{MinLevel: store.LogInfo, Page: 1, PerPage: appObjectLogs})
+	if err != nil {
+		return nil, err
+	}
+	obj.Logs = appLogEntries(logs)
+	return obj, nil
 }
 
 func (s *Server) deleteControlsApp(c *fiber.Ctx, cl *call) (any, error) {
@@ -341,6 +354,12 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return appLogList{Items: appLogEntries(logs), Meta: pageMeta(page, perPage, total)}, nil
+}
+
+// appLogEntries answers an app's log entries (never nil: aedifion's
+// ControlsApp requires logs).
+func appLogEntries(logs []store.ControlsAppLog) []appLogEntry {
 	items := make([]appLogEntry, len(logs))
 	for i, l := range logs {
 		items[i] = appLogEntry{ID: strconv.FormatInt(l.ID, 10), CreatedAt: l.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
@@ -349,7 +368,7 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 			items[i].Operation = &appWriteState{Reference: w.Reference, State: w.State, Reason: w.Reason, OldValue: w.OldValue}
 		}
 	}
-	return appLogList{Items: items, Meta: pageMeta(page, perPage, total)}, nil
+	return items
 }
 
 // controlsAppCreateParams are POST /v2/controls/app's query parameters.
@@ -362,17 +381,11 @@ var controlsAppCreateParams = []param{projectQuery,
 	{Name: "auto_recovery", Type: "boolean", Doc: "the device restarts the app when the platform is back; default true"},
 }
 
-// controlsAppDoc describes the algorithms and the attributes they read.
-const controlsAppDoc = "Algorithms and what they read from the mapped component: " +
-	"schedule (room, thermal_control_loop, boiler, condensing_boiler, low-temperature_boiler, combined_heat_and_power, heat_pump, air_handling_unit) " +
-	"writes the component's setpoint pin (room: temperature_setpoint; heat_pump: condenser_outlet_temperature_setpoint; air_handling_unit: " +
-	"supply_air_temperature_setpoint; the others: outlet_temperature_setpoint) from the attribute setpoint_schedule, a JSON list of " +
-	"{day (monday..sunday), start, end (HH:MM, end up to 24:00, end after start), value}, entries of one week that must not overlap, " +
-	"in the zone of schedule_timezone (IANA, default UTC); outside every entry it writes setpoint_schedule_default, or clears its slot " +
-	"(null) when that is unset. It writes when it starts and at each boundary of the schedule (one timer per app). " +
-	"heating_curve (thermal_control_loop) writes outlet_temperature_setpoint = heating_curve_offset + heating_curve_slope × (20 °C − outdoor), " +
-	"held within [heating_curve_min, heating_curve_max], outdoor being the newest value of the datapoint mapped on outside_air_temperature; " +
-	"it writes when it starts and whenever the outdoor temperature moves the setpoint by 0.1 K or more. " +
+// controlsAppDoc describes what an app does; the algorithms' own facts
+// are GET /v2/controls/algorithms (controls.Specs).
+const controlsAppDoc = "The algorithms (schedule, heating_curve), the components each fits, the pins it writes and reads and the " +
+	"attributes it reads with their formats: GET /v2/controls/algorithms. " +
 	"Writes go through the setpoint write path (the safeguards of POST /v2/datapoint/setpoint) at priority 13, reset_value null, " +
 	"keep_out_of_service false unless setpoint_writing_params says otherwise; the reset values and alive_timeout go to the edge device " +
-	"with the app. Attributes missing at creation are needed at run; those set must be valid."
+	"with the app. Attributes missing at creation are needed at run; those set must be valid. A running app whose first write since " +
+	"its start, or 3 writes in a row, the safeguards refuse stops with status 304 Health check failed and the reason in its log."

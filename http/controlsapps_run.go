@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -83,10 +84,20 @@ func (s *Server) startApp(ctx context.Context, cl *call, a store.ControlsApp, p 
 	if err != nil || !changed {
 		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, err
 	}
-	p.App = a
-	if err := s.controls.Start(ctx, p); err != nil {
+	// The component may have changed between the checks and Starting;
+	// from Starting on its changes are refused (409), so the plan made now
+	// is the one the app keeps. A changed target was not checked: the
+	// start fails and says so.
+	fresh, err := controls.Prepare(ctx, s.store, s.components, a, true)
+	if err == nil && (!slices.Equal(fresh.Targets(), p.Targets()) || fresh.Input != p.Input) {
+		err = errors.New("the component's pins were remapped while the app started: run it again")
+	}
+	if err == nil {
+		err = s.controls.Start(ctx, fresh)
+	}
+	if err != nil {
 		a, _, err = s.store.ChangeControlsApp(ctx, cl.ProjectID, a.ID, store.AppChange{Code: store.StatusStartFailed,
-			Level: store.LogError, Message: "start failed: " + err.Error()})
+			Level: store.LogError, Message: "start failed: " + fault.Message(err)})
 		if err != nil {
 			return appRunResult{}, err
 		}

@@ -89,7 +89,8 @@ func TestDatapointSetBoundsRefusesBadInput(t *testing.T) {
 		{"no min", dpPath(pid, "valve"), map[string]any{"setpoint_max_value": 2}, "field setpoint_min_value is required"},
 		{"no max", dpPath(pid, "valve"), map[string]any{"setpoint_min_value": 1}, "field setpoint_max_value is required"},
 		{"empty body", dpPath(pid, "valve"), nil, "setpoint_min_value"},
-		{"null min", dpPath(pid, "valve"), []byte(`{"setpoint_min_value":null,"setpoint_max_value":2}`), "field setpoint_min_value is required"},
+		{"null min", dpPath(pid, "valve"), []byte(`{"setpoint_min_value":null,"setpoint_max_value":2}`), "set together or cleared together"},
+		{"null max", dpPath(pid, "valve"), []byte(`{"setpoint_min_value":1,"setpoint_max_value":null}`), "set together or cleared together"},
 		{"min as a string", dpPath(pid, "valve"), map[string]any{"setpoint_min_value": "a", "setpoint_max_value": 2}, "setpoint_min_value"},
 		{"max as a boolean", dpPath(pid, "valve"), map[string]any{"setpoint_min_value": 1, "setpoint_max_value": true}, "setpoint_max_value"},
 		{"max too large", dpPath(pid, "valve"), []byte(`{"setpoint_min_value":1,"setpoint_max_value":1e400}`), "setpoint_max_value"},
@@ -116,28 +117,33 @@ func TestDatapointSetBoundsRefusesBadInput(t *testing.T) {
 	}
 }
 
-// An unknown datapoint is a 404 for a caller who may write it; a
-// datapoint the caller may not write is a 403 with the wording of the
-// datapoint check, whether it exists or not; neither changes anything.
+// Clearing the bounds of an unknown datapoint is a 404 for a caller who
+// may write it; a datapoint the caller may not write is a 403 with the
+// wording of the datapoint check, whether it exists or not; neither
+// changes anything.
 func TestDatapointSetBoundsNotFoundAndForbidden(t *testing.T) {
 	e, c, pid, u := dpSetup(t)
 	e.do("PUT", dpPath(pid, "other"), c.Admin, map[string]any{"setpoint_min_value": 0, "setpoint_max_value": 10}).want(t, 200)
 	body := map[string]any{"setpoint_min_value": 1, "setpoint_max_value": 2}
+	clear := map[string]any{"setpoint_min_value": nil, "setpoint_max_value": nil}
 
-	r := e.do("PUT", dpPath(pid, "nope"), c.Admin, body).wantError(t, 404)
+	r := e.do("PUT", dpPath(pid, "nope"), c.Admin, clear).wantError(t, 404)
 	if msg := r.JSON["error"].(string); !strings.Contains(msg, `"nope"`) {
 		t.Fatalf("404 error %q does not name the datapoint", msg)
 	}
 	if n := e.sqlFloat(`SELECT count(*) FROM datapoints WHERE project_id = $1 AND datapoint_id = 'nope'`, pid); n != 0 {
-		t.Fatalf("PUT created the unknown datapoint")
+		t.Fatalf("clearing created the unknown datapoint")
 	}
 	// Another project's datapoint of the same name is not this one's.
 	pid2, _ := e.newProject(c.Admin)
-	e.do("PUT", dpPath(pid2, "valve"), c.Admin, body).wantError(t, 404)
+	e.do("PUT", dpPath(pid2, "valve"), c.Admin, clear).wantError(t, 404)
 
 	wantNoAccess(t, e.do("PUT", dpPath(pid, "other"), u, body), "write", "other")   // read only
 	wantNoAccess(t, e.do("PUT", dpPath(pid, "damper"), u, body), "write", "damper") // no TagAuth
 	wantNoAccess(t, e.do("PUT", dpPath(pid, "nope"), u, body), "write", "nope")     // not stored: no probing
+	if n := e.sqlFloat(`SELECT count(*) FROM datapoints WHERE project_id = $1 AND datapoint_id = 'nope'`, pid); n != 0 {
+		t.Fatalf("a refused PUT created the datapoint")
+	}
 	if got := dpBounds(e, pid, "other"); got != "[0, 10]" {
 		t.Fatalf("a refused request changed other: %s", got)
 	}
@@ -149,4 +155,36 @@ func TestDatapointSetBoundsNotFoundAndForbidden(t *testing.T) {
 	role := rbCreateProjectRole(e, c.Admin, pid, []int32{e.endpointID("GET", "/v2/datapoint/timeseries")}, rbTag("name", "*", true, true))
 	rbAssignProjectRole(e, c.Admin, pid, role, vid)
 	rbDenied(t, e.do("PUT", dpPath(pid, "valve"), v, body), e.endpointID("PUT", "/v2/datapoint"), "PUT", "/v2/datapoint")
+}
+
+// Bounds are set before a datapoint has data (a setpoint datapoint may
+// report nothing until it is written): the datapoint is created with
+// them. Both null clear them.
+func TestDatapointBoundsWithoutDataAndCleared(t *testing.T) {
+	e, c, pid, _ := dpSetup(t)
+	r := e.do("PUT", dpPath(pid, "new_sp"), c.Admin, map[string]any{"setpoint_min_value": 16, "setpoint_max_value": 26}).want(t, 200)
+	res := adWantOp(t, r, "update")
+	if res["dataPointID"] != "new_sp" || res["setpoint_min_value"] != 16.0 || res["setpoint_max_value"] != 26.0 || res["hash_id"] == "" {
+		t.Fatalf("resource: %s", r.Body)
+	}
+	if got := dpBounds(e, pid, "new_sp"); got != "[16, 26]" {
+		t.Fatalf("stored bounds: %s", got)
+	}
+	// Listed like any datapoint, with the hash id it was created with.
+	dp, err := e.store.Datapoint(t.Context(), pid, "new_sp")
+	if err != nil || dp.HashID != res["hash_id"] {
+		t.Fatalf("stored datapoint %+v (%v), answered %s", dp, err, r.Body)
+	}
+
+	for _, dp := range []string{"new_sp", "valve"} {
+		e.do("PUT", dpPath(pid, dp), c.Admin, map[string]any{"setpoint_min_value": 1, "setpoint_max_value": 2}).want(t, 200)
+		r = e.do("PUT", dpPath(pid, dp), c.Admin, []byte(`{"setpoint_min_value":null,"setpoint_max_value":null}`)).want(t, 200)
+		res = adWantOp(t, r, "update")
+		if v, ok := res["setpoint_min_value"]; !ok || v != nil || res["setpoint_max_value"] != nil {
+			t.Fatalf("cleared bounds answered: %s", r.Body)
+		}
+		if got := dpBounds(e, pid, dp); got != "[NaN, NaN]" {
+			t.Fatalf("%s: bounds after clearing: %s", dp, got)
+		}
+	}
 }

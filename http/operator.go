@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/url"
 	"strings"
@@ -147,34 +148,44 @@ func (s *Server) putSettings(c *fiber.Ctx, _ *call) (any, error) {
 	if err := decode(c, &req); err != nil {
 		return nil, err
 	}
-	if p := req.SetpointMaxPriority; p != nil && (*p < 1 || *p > 16) {
-		return nil, fault.Invalidf("field setpoint_max_priority: must be between 1 and 16, got %d", *p)
-	}
-	if n := req.AutosamplingN; n != nil && (*n < 1 || *n > 100_000) {
-		return nil, fault.Invalidf("field autosampling_n: must be between 1 and 100000, got %d", *n)
-	}
-	systems := units.Systems()
-	for _, f := range []struct {
-		field string
-		value *string
-		known []units.System
-	}{{"units_system", req.UnitsSystem, systems.UnitsSystems}, {"currency_system", req.CurrencySystem, systems.CurrencySystems}} {
-		if f.value == nil {
-			continue
-		}
-		id, ok := knownSystem(f.known, *f.value)
-		if !ok {
-			return nil, fault.Invalidf("field %s: %q is not one of %s (GET /v2/labels/systems)", f.field, *f.value, systemIDs(f.known))
-		}
-		*f.value = id
-	}
-	ps, err := s.store.UpdateProjectSettings(c.UserContext(), id, store.SettingsPatch{
+	ps, err := UpdateProjectSettings(c.UserContext(), s.store, id, store.SettingsPatch{
 		SetpointWritingEnabled: req.SetpointWritingEnabled, SetpointMaxPriority: req.SetpointMaxPriority,
 		AutosamplingN: req.AutosamplingN, UnitsSystem: req.UnitsSystem, CurrencySystem: req.CurrencySystem})
 	if err != nil {
 		return nil, err
 	}
 	return ok("update", ps), nil
+}
+
+// UpdateProjectSettings checks and makes a change of a project's settings
+// (nil keeps one), for PUT /operator/projects/{project_id}/settings and
+// `bdp admin project-settings`: a priority 1 to 16, autosampling_n 1 to
+// 100000, known units and currency systems (their ids as listed). Every
+// refusal is fault.Invalid naming the field; fault.NotFound for an
+// unknown project.
+func UpdateProjectSettings(ctx context.Context, st *store.Store, projectID int64, p store.SettingsPatch) (store.ProjectSettings, error) {
+	if v := p.SetpointMaxPriority; v != nil && (*v < 1 || *v > 16) {
+		return store.ProjectSettings{}, fault.Invalidf("field setpoint_max_priority: must be between 1 and 16, got %d", *v)
+	}
+	if n := p.AutosamplingN; n != nil && (*n < 1 || *n > 100_000) {
+		return store.ProjectSettings{}, fault.Invalidf("field autosampling_n: must be between 1 and 100000, got %d", *n)
+	}
+	systems := units.Systems()
+	for _, f := range []struct {
+		field string
+		value *string
+		known []units.System
+	}{{"units_system", p.UnitsSystem, systems.UnitsSystems}, {"currency_system", p.CurrencySystem, systems.CurrencySystems}} {
+		if f.value == nil {
+			continue
+		}
+		id, ok := knownSystem(f.known, *f.value)
+		if !ok {
+			return store.ProjectSettings{}, fault.Invalidf("field %s: %q is not one of %s (GET /v2/labels/systems)", f.field, *f.value, systemIDs(f.known))
+		}
+		*f.value = id
+	}
+	return st.UpdateProjectSettings(ctx, projectID, p)
 }
 
 type quotaRequest struct {

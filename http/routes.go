@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/edge"
 
 	"github.com/openbdp/bdp/store"
@@ -82,7 +83,7 @@ func v2Routes(s *Server) []*route {
 		{Method: "GET", Path: "/v2/project/{project_id}/datapointkeys", Tag: project, Summary: "Keys the project's datapoints are looked up by: name first, then the tag keys in use",
 			Resp: []store.DatapointKey{}, Handle: s.datapointKeys},
 		{Method: "PUT", Path: "/v2/datapoint", Tag: project, Op: "update",
-			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max); needs write access to it by TagAuth",
+			Summary: "Set the setpoint bounds of a datapoint (both required, finite, min <= max; a datapoint without data yet is created), or clear them (both null); needs write access to it by TagAuth",
 			Query:   datapointParams, Body: setpointBounds{}, RefusedBody: []string{"writable"}, Resp: envelopeOf[store.DatapointSetpoints]{}, Handle: s.updateDatapoint},
 		{Method: "POST", Path: "/v2/datapoint/setpoint", Tag: project, Op: "create",
 			Summary: "Write a setpoint through the project's edge device (api.md 4.6)",
@@ -256,6 +257,16 @@ func v2Routes(s *Server) []*route {
 			Errors: map[int]string{422: "a currency the operator's exchange rates lack"}},
 
 		// Controls apps (api.md 2.13, 3.2, 4.6; decisions.md 8): controlsapps.go.
+		{Method: "GET", Path: "/v2/controls/algorithms", Tag: general,
+			Summary: "The controls algorithms: the components each fits, the pins it writes and reads, and the attributes it reads with their formats",
+			Doc: "The formats are the rules applied when an attribute is written (400 naming the mistake) and at each run. " +
+				"While an app runs, its component's pins and attributes cannot change (409 naming the app): stop it, change them, run it again.",
+			RefusedQuery: []string{"language"}, Resp: []controls.AlgorithmSpec{}, Handle: s.listControlsAlgorithms},
+		{Method: "GET", Path: "/v2/controls/algorithms_by_component", Tag: general,
+			Summary: "The same facts in aedifion's shape: component alphanumeric id -> algorithm -> variation (default) -> {attributes, pins: {input, output}}",
+			Query: []param{{Name: "component_alphanumeric_ids", Type: "string", Doc: "repeated: only these components"},
+				{Name: "algorithms", Type: "string", Doc: "repeated: only these algorithms"}},
+			RefusedQuery: []string{"language"}, Resp: map[string]map[string]map[string]algorithmVariation{}, Handle: s.algorithmsByComponent},
 		{Method: "POST", Path: "/v2/controls/app", Tag: project, Op: "create",
 			Summary: "Create a controls app on a mapped component (status 100 Created; it does not start by itself)",
 			Doc:     controlsAppDoc, Query: controlsAppCreateParams, Body: controlsAppBody{}, Resp: envelopeOf[controlsAppObject]{}, Handle: s.createControlsApp,

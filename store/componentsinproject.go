@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -98,17 +97,42 @@ func (s *Store) UpdateComponentInProject(ctx context.Context, projectID, id int6
 // attribute values and the controls apps on it; fault.Conflict while one
 // of those apps runs.
 func (s *Store) DeleteComponentInProject(ctx context.Context, projectID, id int64) error {
-	var running string
-	err := s.pool.QueryRow(ctx, `SELECT id::text FROM controls_apps WHERE project_id = $1 AND componentinproject_id = $2
-		AND status_code IN ($3, $4, $5) LIMIT 1`, projectID, id, StatusStarting, StatusRunning, StatusStopping).Scan(&running)
-	switch {
-	case err == nil:
-		return fault.Conflictf("controls app %s runs on component in project %d: stop it first (run=false)", running, id)
-	case !errors.Is(err, pgx.ErrNoRows):
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseWhileAppRuns(ctx, tx, projectID, id); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM components_in_project WHERE project_id = $1 AND id = $2`, projectID, id)
+		return affected(tag.RowsAffected(), err, fmt.Sprintf("component in project %d", id))
+	})
+}
+
+// refuseWhileAppRuns answers fault.Conflict, naming the app, while a
+// controls app on the mapped component is Starting, Running or Stopping:
+// a running app keeps the pins and attributes it started with, so a
+// change would silently not reach it. The apps' rows stay locked until tx
+// ends, so none of them moves to Starting before the change is committed
+// (a start prepares its plan again once it is Starting).
+func refuseWhileAppRuns(ctx context.Context, tx pgx.Tx, projectID, cipID int64) error {
+	rows, err := tx.Query(ctx, `SELECT id::text, status_code FROM controls_apps WHERE project_id = $1 AND componentinproject_id = $2
+		ORDER BY created_at, id FOR UPDATE`, projectID, cipID)
+	if err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM components_in_project WHERE project_id = $1 AND id = $2`, projectID, id)
-	return affected(tag.RowsAffected(), err, fmt.Sprintf("component in project %d", id))
+	var id, running string
+	var code int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &code}, func() error {
+		if running == "" && AppActive(code) {
+			running = id
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if running != "" {
+		return fault.Conflictf("controls app %s runs on component in project %d and keeps the pins and attributes it started with: "+
+			"stop it first (POST /v2/controls/app/%s/run?run=false), change the component, then run it again", running, cipID, running)
+	}
+	return nil
 }
 
 // Mapping says how a pin mapping or attribute value is written: MapCreate
@@ -123,7 +147,8 @@ const (
 
 // MapPin maps the project's datapoint onto a pin of a mapped component.
 // The pin must belong to the component (fault.NotFound otherwise), the
-// datapoint to the project.
+// datapoint to the project; fault.Conflict while a controls app on the
+// component runs.
 func (s *Store) MapPin(ctx context.Context, projectID, cipID, pinID int64, dataPointID string, how Mapping) error {
 	var dpID int64
 	err := s.pool.QueryRow(ctx, `SELECT id FROM datapoints WHERE project_id = $1 AND datapoint_id = $2`, projectID, dataPointID).Scan(&dpID)
@@ -134,23 +159,34 @@ func (s *Store) MapPin(ctx context.Context, projectID, cipID, pinID int64, dataP
 		return err
 	}
 	what := fmt.Sprintf("mapping of pin %d", pinID)
-	if how == MapCreate {
-		_, err := s.pool.Exec(ctx, `INSERT INTO component_pin_mappings (componentinproject_id, pin_id, datapoint_id) VALUES ($1, $2, $3)`,
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseWhileAppRuns(ctx, tx, projectID, cipID); err != nil {
+			return err
+		}
+		if how == MapCreate {
+			_, err := tx.Exec(ctx, `INSERT INTO component_pin_mappings (componentinproject_id, pin_id, datapoint_id) VALUES ($1, $2, $3)`,
+				cipID, pinID, dpID)
+			return translate(err, what)
+		}
+		tag, err := tx.Exec(ctx, `UPDATE component_pin_mappings SET datapoint_id = $3 WHERE componentinproject_id = $1 AND pin_id = $2`,
 			cipID, pinID, dpID)
-		return translate(err, what)
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE component_pin_mappings SET datapoint_id = $3 WHERE componentinproject_id = $1 AND pin_id = $2`,
-		cipID, pinID, dpID)
-	return affected(tag.RowsAffected(), err, what)
+		return affected(tag.RowsAffected(), err, what)
+	})
 }
 
-// UnmapPin removes a pin's mapping; fault.NotFound when it has none.
+// UnmapPin removes a pin's mapping; fault.NotFound when it has none,
+// fault.Conflict while a controls app on the component runs.
 func (s *Store) UnmapPin(ctx context.Context, projectID, cipID, pinID int64) error {
 	if err := s.requirePin(ctx, projectID, cipID, pinID); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM component_pin_mappings WHERE componentinproject_id = $1 AND pin_id = $2`, cipID, pinID)
-	return affected(tag.RowsAffected(), err, fmt.Sprintf("mapping of pin %d", pinID))
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseWhileAppRuns(ctx, tx, projectID, cipID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM component_pin_mappings WHERE componentinproject_id = $1 AND pin_id = $2`, cipID, pinID)
+		return affected(tag.RowsAffected(), err, fmt.Sprintf("mapping of pin %d", pinID))
+	})
 }
 
 // requirePin checks that the project has the mapped component and that its
@@ -169,30 +205,42 @@ func (s *Store) requirePin(ctx context.Context, projectID, cipID, pinID int64) e
 }
 
 // SetAttribute writes the value of an attribute definition of a mapped
-// component (checked against its value_type by the caller).
+// component (checked against its value_type by the caller); fault.Conflict
+// while a controls app on the component runs.
 func (s *Store) SetAttribute(ctx context.Context, projectID, cipID, definitionID int64, value string, how Mapping) error {
 	if _, err := s.ComponentInProjectExists(ctx, projectID, cipID); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("value of attribute %d", definitionID)
-	if how == MapCreate {
-		_, err := s.pool.Exec(ctx, `INSERT INTO component_attribute_values (componentinproject_id, attribute_definition_id, value)
-			VALUES ($1, $2, $3)`, cipID, definitionID, value)
-		return translate(err, what)
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE component_attribute_values SET value = $3
-		WHERE componentinproject_id = $1 AND attribute_definition_id = $2`, cipID, definitionID, value)
-	return affected(tag.RowsAffected(), err, what)
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseWhileAppRuns(ctx, tx, projectID, cipID); err != nil {
+			return err
+		}
+		if how == MapCreate {
+			_, err := tx.Exec(ctx, `INSERT INTO component_attribute_values (componentinproject_id, attribute_definition_id, value)
+				VALUES ($1, $2, $3)`, cipID, definitionID, value)
+			return translate(err, what)
+		}
+		tag, err := tx.Exec(ctx, `UPDATE component_attribute_values SET value = $3
+			WHERE componentinproject_id = $1 AND attribute_definition_id = $2`, cipID, definitionID, value)
+		return affected(tag.RowsAffected(), err, what)
+	})
 }
 
-// DeleteAttribute removes an attribute's value; fault.NotFound when unset.
+// DeleteAttribute removes an attribute's value; fault.NotFound when unset,
+// fault.Conflict while a controls app on the component runs.
 func (s *Store) DeleteAttribute(ctx context.Context, projectID, cipID, definitionID int64) error {
 	if _, err := s.ComponentInProjectExists(ctx, projectID, cipID); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM component_attribute_values WHERE componentinproject_id = $1 AND attribute_definition_id = $2`,
-		cipID, definitionID)
-	return affected(tag.RowsAffected(), err, fmt.Sprintf("value of attribute %d", definitionID))
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := refuseWhileAppRuns(ctx, tx, projectID, cipID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM component_attribute_values WHERE componentinproject_id = $1 AND attribute_definition_id = $2`,
+			cipID, definitionID)
+		return affected(tag.RowsAffected(), err, fmt.Sprintf("value of attribute %d", definitionID))
+	})
 }
 
 // ComponentInProjectExists answers the catalog component id of a mapped

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/openbdp/bdp/auth"
@@ -24,11 +25,16 @@ import (
 const adminUsage = `Usage:
   bdp admin create-company --name NAME --admin-email EMAIL [--first-name F] [--last-name L] [--password-stdin]
   bdp admin reset-password --email EMAIL [--password-stdin]
+  bdp admin project-settings --project ID [--setpoint-writing on|off] [--setpoint-max-priority N]
+                             [--autosampling-n N] [--units-system ID] [--currency-system ID]
 
-Both work on the database bdp serve uses (BDP_DATABASE_URL, or the managed
+They work on the database bdp serve uses (BDP_DATABASE_URL, or the managed
 cluster under BDP_DATA_DIR), whether or not bdp serve is running. The
 password is read from the first line of standard input with
 --password-stdin; otherwise one is generated and printed once.
+project-settings changes the settings given (as PUT
+/operator/projects/ID/settings does: --setpoint-writing on lets the
+project's setpoints and controls apps write) and prints them all.
 `
 
 // firstCompanyHint is what bdp serve logs while there is no company.
@@ -45,6 +51,8 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out io.Writer) e
 		return adminCreateCompany(ctx, args[1:], in, out)
 	case "reset-password":
 		return adminResetPassword(ctx, args[1:], in, out)
+	case "project-settings":
+		return adminProjectSettings(ctx, args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, adminUsage)
 		return nil
@@ -112,6 +120,50 @@ func adminResetPassword(ctx context.Context, args []string, in io.Reader, out io
 		}
 		fmt.Fprintf(out, "new password set for %s (user %d)\n", u.Email, u.ID)
 		printPassword(out, generated, u.Email, password)
+		return nil
+	})
+}
+
+func adminProjectSettings(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("project-settings", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	project := fs.Int64("project", 0, "the project's id")
+	var patch store.SettingsPatch
+	fs.Func("setpoint-writing", "on or off", func(v string) error {
+		on, ok := map[string]bool{"on": true, "off": false}[v]
+		if !ok {
+			return fmt.Errorf("must be on or off, got %q", v)
+		}
+		patch.SetpointWritingEnabled = &on
+		return nil
+	})
+	intFlag := func(name string, dst **int) {
+		fs.Func(name, "an integer", func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("must be an integer, got %q", v)
+			}
+			*dst = &n
+			return nil
+		})
+	}
+	intFlag("setpoint-max-priority", &patch.SetpointMaxPriority)
+	intFlag("autosampling-n", &patch.AutosamplingN)
+	fs.Func("units-system", "a units system id", func(v string) error { patch.UnitsSystem = &v; return nil })
+	fs.Func("currency-system", "a currency system id", func(v string) error { patch.CurrencySystem = &v; return nil })
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *project <= 0 {
+		return usageError{"project-settings needs --project ID\n\n" + adminUsage}
+	}
+	return withAdminStore(ctx, func(st *store.Store, _ *auth.Hasher) error {
+		ps, err := bdphttp.UpdateProjectSettings(ctx, st, *project, patch)
+		if err != nil {
+			return clientError(err)
+		}
+		fmt.Fprintf(out, "project %d settings:\n  setpoint_writing_enabled: %t\n  setpoint_max_priority: %d\n  autosampling_n: %d\n  units_system: %s\n  currency_system: %s\n",
+			*project, ps.SetpointWritingEnabled, ps.SetpointMaxPriority, ps.AutosamplingN, ps.UnitsSystem, ps.CurrencySystem)
 		return nil
 	})
 }
