@@ -79,7 +79,8 @@ type Text struct {
 
 // Outcome is what a successful run computed, stored as JSON with its result
 // row in both languages and in the units the kernel computed; the HTTP
-// layer picks the language and converts units and currency on the way out.
+// layer picks the language, converts units and currency on the way out and
+// writes the figures into the texts' marks (Fill).
 type Outcome struct {
 	// NoData says the period held no value of a required pin: the run
 	// succeeded, KPIs and Plots are empty, and the interpretation says so.
@@ -90,6 +91,10 @@ type Outcome struct {
 	Interpretation Text          `json:"interpretation"`
 	Recommendation []Text        `json:"recommendation"`
 	Summary        Summary       `json:"summary"`
+	// Thresholds are the bounds the run judged against (kpi.Result's),
+	// which texts and KPI names state: marks in them (figures.go) name
+	// these and the KPIs.
+	Thresholds []OutcomeKPI `json:"thresholds,omitempty"`
 }
 
 // OutcomeKPI is one KPI of a result.

@@ -105,6 +105,9 @@ func (f Function) outcome(res kpi.Result) (Outcome, error) {
 			Data:       []PlotSeries{{Name: id, Values: append([]float64{}, p.Values...)}},
 		})
 	}
+	for _, k := range res.Thresholds {
+		out.Thresholds = append(out.Thresholds, OutcomeKPI{Identifier: k.ID, Name: kpiName(k.ID), Unit: k.Unit, Value: k.Value})
+	}
 	out.SignalColor = string(res.Color)
 	out.Interpretation, out.Recommendation = f.explain(res)
 	f.fillSummary(&out)

@@ -32,9 +32,11 @@ func deviationTolerance(a *attrs) float64 {
 // temperatureUnits reports a kernel's unitless ("-") figures in K: every
 // pin bound to such a kernel is a temperature in °C.
 func temperatureUnits(res kpi.Result) kpi.Result {
-	for i := range res.KPIs {
-		if res.KPIs[i].Unit == "-" {
-			res.KPIs[i].Unit = "K"
+	for _, figures := range [][]kpi.KPI{res.KPIs, res.Thresholds} {
+		for i := range figures {
+			if figures[i].Unit == "-" {
+				figures[i].Unit = "K"
+			}
 		}
 	}
 	for i := range res.Plots {

@@ -1,11 +1,6 @@
 package analytics
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // kpiText is a KPI's name in both languages with the unit its kernel
 // reports it in (the unit of energy cost is the price's currency).
@@ -13,18 +8,32 @@ type kpiText struct {
 	en, de, unit string
 }
 
-// kpiTexts names every KPI identifier a function reports. The
-// identifiers are aedifion's where its specification names them.
+// Marks of the thresholds that KPI names and texts state.
+const (
+	devX       = "{setpoint deviation.large}"
+	devY       = "{setpoint deviation.tolerance}"
+	minSpread  = "{temperature spread.required minimum}"
+	outdoorTol = "{temperature difference.tolerance}"
+	curveTol   = "{heating curve deviation.tolerance}"
+)
+
+// kpiTexts names every KPI identifier a function reports, and the
+// thresholds a run reports beside them. The identifiers are aedifion's
+// where its specification names them.
 var kpiTexts = map[string]kpiText{
 	"operating time":          {"operating time", "Betriebszeit", "h"},
 	"operating time.relative": {"operating time, share of the time with data", "Betriebszeit, Anteil an der Zeit mit Daten", "%"},
 
-	"setpoint deviation.largerX.relative":         {"deviation above X, share of time", "Abweichung über X, Zeitanteil", "%"},
-	"setpoint deviation.largerYsmallerX.relative": {"deviation between Y and X, share of time", "Abweichung zwischen Y und X, Zeitanteil", "%"},
-	"setpoint deviation.smallerY.relative":        {"deviation within Y, share of time", "Abweichung innerhalb Y, Zeitanteil", "%"},
-	"setpoint deviation.largerX":                  {"deviation above X", "Abweichung über X", "h"},
-	"setpoint deviation.largerYsmallerX":          {"deviation between Y and X", "Abweichung zwischen Y und X", "h"},
-	"setpoint deviation.smallerY":                 {"deviation within Y", "Abweichung innerhalb Y", "h"},
+	// X and Y of aedifion's identifiers are the bands the run used: the
+	// names state them (marks, figures.go).
+	"setpoint deviation.largerX.relative":         {"deviation above " + devX + ", share of time", "Abweichung über " + devX + ", Zeitanteil", "%"},
+	"setpoint deviation.largerYsmallerX.relative": {"deviation between " + devY + " and " + devX + ", share of time", "Abweichung zwischen " + devY + " und " + devX + ", Zeitanteil", "%"},
+	"setpoint deviation.smallerY.relative":        {"deviation within ±" + devY + ", share of time", "Abweichung innerhalb ±" + devY + ", Zeitanteil", "%"},
+	"setpoint deviation.largerX":                  {"deviation above " + devX, "Abweichung über " + devX, "h"},
+	"setpoint deviation.largerYsmallerX":          {"deviation between " + devY + " and " + devX, "Abweichung zwischen " + devY + " und " + devX, "h"},
+	"setpoint deviation.smallerY":                 {"deviation within ±" + devY, "Abweichung innerhalb ±" + devY, "h"},
+	"setpoint deviation.tolerance":                {"tolerance (Y)", "Toleranz (Y)", "K"},
+	"setpoint deviation.large":                    {"large deviation (X)", "große Abweichung (X)", "K"},
 	"setpoint deviation.maximum":                  {"largest deviation", "größte Abweichung", "-"},
 	"setpoint deviation.minimum":                  {"smallest deviation", "kleinste Abweichung", "-"},
 	"setpoint deviation.mean":                     {"mean deviation", "mittlere Abweichung", "-"},
@@ -66,16 +75,18 @@ var kpiTexts = map[string]kpiText{
 	"switch-off times.minimum": {"shortest switch-off time", "kürzeste Stillstandszeit", "h"},
 	"switch-off times.maximum": {"longest switch-off time", "längste Stillstandszeit", "h"},
 
-	"temperature spread.average":                {"mean temperature spread", "mittlere Temperaturspreizung", "°C"},
-	"temperature spread.minimum":                {"smallest temperature spread", "kleinste Temperaturspreizung", "°C"},
-	"temperature spread.maximum":                {"largest temperature spread", "größte Temperaturspreizung", "°C"},
-	"temperature spread.below minimum":          {"time with spread below minimum", "Zeit mit Spreizung unter dem Minimum", "h"},
-	"temperature spread.below minimum.relative": {"time with spread below minimum, share", "Zeit mit Spreizung unter dem Minimum, Anteil", "%"},
+	"temperature spread.average":                {"mean temperature spread", "mittlere Temperaturspreizung", "K"},
+	"temperature spread.minimum":                {"smallest temperature spread", "kleinste Temperaturspreizung", "K"},
+	"temperature spread.maximum":                {"largest temperature spread", "größte Temperaturspreizung", "K"},
+	"temperature spread.below minimum":          {"time with spread below " + minSpread, "Zeit mit Spreizung unter " + minSpread, "h"},
+	"temperature spread.below minimum.relative": {"time with spread below " + minSpread + ", share", "Zeit mit Spreizung unter " + minSpread + ", Anteil", "%"},
+	"temperature spread.required minimum":       {"required minimum spread", "geforderte Mindestspreizung", "K"},
 
 	"temperature difference.mean":                      {"mean difference to reference", "mittlere Differenz zur Referenz", "K"},
 	"temperature difference.maximum":                   {"largest difference to reference", "größte Differenz zur Referenz", "K"},
-	"temperature difference.within tolerance":          {"time within tolerance", "Zeit innerhalb der Toleranz", "h"},
-	"temperature difference.within tolerance.relative": {"time within tolerance, share", "Zeit innerhalb der Toleranz, Anteil", "%"},
+	"temperature difference.within tolerance":          {"time within ±" + outdoorTol, "Zeit innerhalb ±" + outdoorTol, "h"},
+	"temperature difference.within tolerance.relative": {"time within ±" + outdoorTol + ", share", "Zeit innerhalb ±" + outdoorTol + ", Anteil", "%"},
+	"temperature difference.tolerance":                 {"tolerance", "Toleranz", "K"},
 	"radiation influenced.total":                       {"days influenced by sun radiation", "durch Sonnenstrahlung beeinflusste Tage", "days"},
 	"radiation influenced.relative":                    {"days influenced by sun radiation, share", "durch Sonnenstrahlung beeinflusste Tage, Anteil", "%"},
 
@@ -96,11 +107,12 @@ var kpiTexts = map[string]kpiText{
 	"heating curve deviation.mean":         {"mean deviation from the heating curve", "mittlere Abweichung von der Heizkurve", "K"},
 	"heating curve deviation.maximum":      {"largest deviation from the heating curve", "größte Abweichung von der Heizkurve", "K"},
 	"heating curve deviation.within tolerance": {
-		"time within tolerance of the heating curve", "Zeit innerhalb der Toleranz der Heizkurve", "h"},
+		"time within ±" + curveTol + " of the heating curve", "Zeit innerhalb ±" + curveTol + " um die Heizkurve", "h"},
 	"heating curve deviation.within tolerance.relative": {
-		"time within tolerance of the heating curve, share", "Zeit innerhalb der Toleranz der Heizkurve, Anteil", "%"},
-	"heating curve deviation.above tolerance": {"time above the heating curve", "Zeit über der Heizkurve", "h"},
-	"heating curve deviation.below tolerance": {"time below the heating curve", "Zeit unter der Heizkurve", "h"},
+		"time within ±" + curveTol + " of the heating curve, share", "Zeit innerhalb ±" + curveTol + " um die Heizkurve, Anteil", "%"},
+	"heating curve deviation.above tolerance": {"time more than " + curveTol + " above the heating curve", "Zeit mehr als " + curveTol + " über der Heizkurve", "h"},
+	"heating curve deviation.below tolerance": {"time more than " + curveTol + " below the heating curve", "Zeit mehr als " + curveTol + " unter der Heizkurve", "h"},
+	"heating curve deviation.tolerance":       {"tolerance", "Toleranz", "K"},
 
 	"control error.sign changes":          {"sign changes of the control error", "Vorzeichenwechsel der Regelabweichung", "count"},
 	"control error.sign changes per hour": {"sign changes of the control error per hour", "Vorzeichenwechsel der Regelabweichung je Stunde", "1/h"},
@@ -164,23 +176,3 @@ var (
 		DE: "Prüfen Sie, ob die zugeordneten Datenpunkte in diesem Zeitraum Daten liefern, und führen Sie die Analyse erneut aus.",
 	}
 )
-
-// say fills the figures vs into en and de, each "%s" taking the next one:
-// a whole number as it is, any other rounded to one decimal, in English
-// with a decimal point and in German with a decimal comma.
-func say(en, de string, vs ...float64) Text {
-	ens, des := make([]any, len(vs)), make([]any, len(vs))
-	for i, v := range vs {
-		s := figure(v)
-		ens[i], des[i] = s, strings.Replace(s, ".", ",", 1)
-	}
-	return Text{EN: fmt.Sprintf(en, ens...), DE: fmt.Sprintf(de, des...)}
-}
-
-// figure is v as say writes it in English.
-func figure(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}

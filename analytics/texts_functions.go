@@ -3,13 +3,19 @@ package analytics
 import "github.com/openbdp/bdp/analytics/kpi"
 
 // The interpretation and recommendations of each function's result with
-// data. The interpretation states the key figures; the recommendations
-// fit the signal color (kpi's thresholds, documented with each kernel).
+// data. The interpretation states the key figures through marks
+// (figures.go), so that it says each in the unit and rounding the KPI list
+// shows; the recommendations fit the signal color (kpi's thresholds,
+// documented with each kernel).
 
-// value is the KPI id of res, 0 when the kernel did not report it.
-func value(res kpi.Result, id string) float64 {
-	k, _ := res.KPI(id)
-	return k.Value
+// also appends more to in when res reports the KPI id: a text may state
+// only the figures the run computed.
+func also(in Text, res kpi.Result, id string, more Text) Text {
+	if _, ok := res.KPI(id); ok {
+		in.EN += more.EN
+		in.DE += more.DE
+	}
+	return in
 }
 
 // byColor picks the recommendations for res's color.
@@ -29,9 +35,12 @@ var keepMonitoring = Text{
 }
 
 func explainAirQuality(res kpi.Result) (Text, []Text) {
-	in := say("The air was good (IDA 1) for %s %% of the time with data and poor (IDA 4) for %s %%; the mean CO2 concentration was %s ppm, the highest %s ppm.",
-		"Die Luft war %s %% der Zeit mit Daten gut (IDA 1) und %s %% schlecht (IDA 4); die mittlere CO2-Konzentration betrug %s ppm, die höchste %s ppm.",
-		value(res, "co2 duration.IDA1.relative"), value(res, "co2 duration.IDA4.relative"), value(res, "co2.mean"), value(res, "co2.maximum"))
+	in := Text{
+		EN: "The air was good (IDA 1) for {co2 duration.IDA1.relative} of the time with data and poor (IDA 4) for {co2 duration.IDA4.relative}; " +
+			"the mean CO2 concentration was {co2.mean}, the highest {co2.maximum}.",
+		DE: "Die Luft war {co2 duration.IDA1.relative} der Zeit mit Daten gut (IDA 1) und {co2 duration.IDA4.relative} schlecht (IDA 4); " +
+			"die mittlere CO2-Konzentration betrug {co2.mean}, die höchste {co2.maximum}.",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Ventilate more during occupancy: extend the ventilation times or raise the outdoor air flow.",
@@ -47,14 +56,18 @@ func explainAirQuality(res kpi.Result) (Text, []Text) {
 }
 
 func explainCycle(res kpi.Result) (Text, []Text) {
-	in := say("The component had %s starts and ran for %s h (%s %% of the time with data); %s operating cycles closed.",
-		"Die Komponente hatte %s Starts und lief %s h (%s %% der Zeit mit Daten); %s Betriebszyklen wurden abgeschlossen.",
-		value(res, "starts"), value(res, "operating time"), value(res, "operating time.relative"), value(res, "closed operating cycles"))
-	if k, ok := res.KPI("duty times.median"); ok {
-		more := say(" A cycle ran for %s h in the median.", " Ein Zyklus lief im Median %s h.", k.Value)
-		in.EN += more.EN
-		in.DE += more.DE
+	in := Text{
+		EN: "The component had {#starts} starts and ran for {operating time} ({operating time.relative} of the time with data); " +
+			"{#closed operating cycles} operating cycles closed.",
+		DE: "Die Komponente hatte {#starts} Starts und lief {operating time} ({operating time.relative} der Zeit mit Daten); " +
+			"{#closed operating cycles} Betriebszyklen wurden abgeschlossen.",
 	}
+	// A cycle runs from one start to the next: its time is what the
+	// cycle time KPIs state, of which the duty time is the part on.
+	in = also(in, res, "cycle times.median", Text{
+		EN: " In the median a cycle took {cycle times.median} from start to start, and the component ran for {duty times.median} of a cycle.",
+		DE: " Im Median dauerte ein Zyklus von Start zu Start {cycle times.median}, und die Komponente lief {duty times.median} je Zyklus.",
+	})
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "The component starts often: widen the switching hysteresis or raise the minimum run and pause times.",
@@ -67,11 +80,14 @@ func explainCycle(res kpi.Result) (Text, []Text) {
 }
 
 func explainComfort(res kpi.Result) (Text, []Text) {
-	in := say("The operative temperature was in comfort categories I or II for %s %% of the time with data and outside category III for %s %%; it averaged %s °C (from %s to %s °C).",
-		"Die operative Temperatur lag %s %% der Zeit mit Daten in den Komfortkategorien I oder II und %s %% außerhalb der Kategorie III; sie betrug im Mittel %s °C (von %s bis %s °C).",
-		value(res, "thermal comfort.categoryI.relative")+value(res, "thermal comfort.categoryII.relative"),
-		value(res, "thermal comfort.categoryIV.relative"), value(res, "operative temperature.mean"),
-		value(res, "operative temperature.minimum"), value(res, "operative temperature.maximum"))
+	in := Text{
+		EN: "The operative temperature was in comfort category I for {thermal comfort.categoryI.relative} of the time with data, " +
+			"in category II for {thermal comfort.categoryII.relative} and outside category III for {thermal comfort.categoryIV.relative}; " +
+			"it averaged {operative temperature.mean} (from {operative temperature.minimum} to {operative temperature.maximum}).",
+		DE: "Die operative Temperatur lag {thermal comfort.categoryI.relative} der Zeit mit Daten in der Komfortkategorie I, " +
+			"{thermal comfort.categoryII.relative} in der Kategorie II und {thermal comfort.categoryIV.relative} außerhalb der Kategorie III; " +
+			"sie betrug im Mittel {operative temperature.mean} (von {operative temperature.minimum} bis {operative temperature.maximum}).",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Comfort is acceptable but not good: check the room's setpoints and heating or cooling times against its use.",
@@ -84,15 +100,13 @@ func explainComfort(res kpi.Result) (Text, []Text) {
 }
 
 func explainEnergy(res kpi.Result) (Text, []Text) {
-	in := say("The meter recorded %s kWh at a mean power of %s kW (peak %s kW); the base load of %s kW was %s %% of the mean power.",
-		"Der Zähler erfasste %s kWh bei einer mittleren Leistung von %s kW (Spitze %s kW); die Grundlast von %s kW betrug %s %% der mittleren Leistung.",
-		value(res, "energy consumption"), value(res, "power.mean"), value(res, "power.maximum"), value(res, "base load"),
-		value(res, "base load.relative"))
-	if k, ok := res.KPI("energy cost"); ok {
-		more := say(" It cost %s "+k.Unit+".", " Sie kostete %s "+k.Unit+".", k.Value)
-		in.EN += more.EN
-		in.DE += more.DE
+	in := Text{
+		EN: "The meter recorded {energy consumption} at a mean power of {power.mean} (peak {power.maximum}); " +
+			"the base load of {base load} was {base load.relative} of the mean power.",
+		DE: "Der Zähler erfasste {energy consumption} bei einer mittleren Leistung von {power.mean} (Spitze {power.maximum}); " +
+			"die Grundlast von {base load} betrug {base load.relative} der mittleren Leistung.",
 	}
+	in = also(in, res, "energy cost", Text{EN: " It cost {energy cost}.", DE: " Sie kostete {energy cost}."})
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "A noticeable share of the consumption continues while demand is low: check what runs at night and at weekends.",
@@ -105,10 +119,12 @@ func explainEnergy(res kpi.Result) (Text, []Text) {
 }
 
 func explainSchedule(res kpi.Result) (Text, []Text) {
-	in := say("The component ran for %s h, %s h (%s %%) of it outside the schedule; it was off for %s h while the schedule asked for operation.",
-		"Die Komponente lief %s h, davon %s h (%s %%) außerhalb des Zeitplans; während %s h laut Zeitplan war sie außer Betrieb.",
-		value(res, "operating time"), value(res, "operation outside schedule"), value(res, "operation outside schedule.relative"),
-		value(res, "no operation inside schedule"))
+	in := Text{
+		EN: "The component ran for {operating time}, {operation outside schedule} ({operation outside schedule.relative}) of it outside the schedule; " +
+			"it was off for {no operation inside schedule} while the schedule asked for operation.",
+		DE: "Die Komponente lief {operating time}, davon {operation outside schedule} ({operation outside schedule.relative}) außerhalb des Zeitplans; " +
+			"während {no operation inside schedule} laut Zeitplan war sie außer Betrieb.",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Compare the controller's time programme with the schedule: the component runs somewhat beyond it.",

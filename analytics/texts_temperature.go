@@ -3,10 +3,14 @@ package analytics
 import "github.com/openbdp/bdp/analytics/kpi"
 
 func explainDeviation(res kpi.Result) (Text, []Text) {
-	in := say("The measured value stayed within tolerance (Y) of its setpoint for %s %% of the analysed time and deviated by more than X for %s %%; the mean deviation was %s K, the largest %s K.",
-		"Der Messwert lag %s %% der ausgewerteten Zeit innerhalb der Toleranz (Y) um den Sollwert und wich %s %% der Zeit um mehr als X ab; die mittlere Abweichung betrug %s K, die größte %s K.",
-		value(res, "setpoint deviation.smallerY.relative"), value(res, "setpoint deviation.largerX.relative"),
-		value(res, "setpoint deviation.mean"), value(res, "setpoint deviation.maximum"))
+	in := Text{
+		EN: "The measured value stayed within ±" + devY + " of its setpoint for {setpoint deviation.smallerY.relative} of the analysed time " +
+			"and deviated by more than " + devX + " for {setpoint deviation.largerX.relative}; " +
+			"the mean deviation was {setpoint deviation.mean}, the largest {setpoint deviation.maximum}.",
+		DE: "Der Messwert lag {setpoint deviation.smallerY.relative} der ausgewerteten Zeit innerhalb ±" + devY + " um den Sollwert " +
+			"und wich {setpoint deviation.largerX.relative} der Zeit um mehr als " + devX + " ab; " +
+			"die mittlere Abweichung betrug {setpoint deviation.mean}, die größte {setpoint deviation.maximum}.",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Check the controller's parameters (gain, integral time): the setpoint is reached, but not closely enough.",
@@ -22,9 +26,12 @@ func explainDeviation(res kpi.Result) (Text, []Text) {
 }
 
 func explainHeatMeter(res kpi.Result) (Text, []Text) {
-	in := say("The circuit delivered %s kWh at a mean heat flow of %s kW (largest %s kW); the heat flow was negative for %s %% of the analysed time.",
-		"Der Kreis lieferte %s kWh bei einem mittleren Wärmestrom von %s kW (größter %s kW); der Wärmestrom war %s %% der ausgewerteten Zeit negativ.",
-		value(res, "Q.total"), value(res, "Q_dot.mean"), value(res, "Q_dot.maximum"), value(res, "Q_dot.negative.relative"))
+	in := Text{
+		EN: "The circuit delivered {Q.total} at a mean heat flow of {Q_dot.mean} (largest {Q_dot.maximum}); " +
+			"the heat flow was negative for {Q_dot.negative.relative} of the analysed time.",
+		DE: "Der Kreis lieferte {Q.total} bei einem mittleren Wärmestrom von {Q_dot.mean} (größter {Q_dot.maximum}); " +
+			"der Wärmestrom war {Q_dot.negative.relative} der ausgewerteten Zeit negativ.",
+	}
 	return in, byColor(res, []Text{{
 		EN: "The data are plausible; compare the heat delivered with a physical heat meter where one exists.",
 		DE: "Die Daten sind plausibel; vergleichen Sie die gelieferte Wärme mit einem physischen Wärmemengenzähler, sofern vorhanden.",
@@ -40,10 +47,14 @@ func explainHeatMeter(res kpi.Result) (Text, []Text) {
 }
 
 func explainSpread(res kpi.Result) (Text, []Text) {
-	in := say("The temperature spread between flow and return was %s K on average (from %s to %s K) and below the minimum for %s %% of the analysed time.",
-		"Die Temperaturspreizung zwischen Vor- und Rücklauf betrug im Mittel %s K (von %s bis %s K) und lag %s %% der ausgewerteten Zeit unter dem Minimum.",
-		value(res, "temperature spread.average"), value(res, "temperature spread.minimum"), value(res, "temperature spread.maximum"),
-		value(res, "temperature spread.below minimum.relative"))
+	in := Text{
+		EN: "The temperature spread between flow and return was {temperature spread.average} on average " +
+			"(from {temperature spread.minimum} to {temperature spread.maximum}) and below the minimum of " + minSpread +
+			" for {temperature spread.below minimum.relative} of the analysed time.",
+		DE: "Die Temperaturspreizung zwischen Vor- und Rücklauf betrug im Mittel {temperature spread.average} " +
+			"(von {temperature spread.minimum} bis {temperature spread.maximum}) und lag {temperature spread.below minimum.relative} " +
+			"der ausgewerteten Zeit unter der Mindestspreizung von " + minSpread + ".",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "The loop is often underused: lower the pump speed or the pump's pressure setpoint in times of low demand.",
@@ -56,10 +67,14 @@ func explainSpread(res kpi.Result) (Text, []Text) {
 }
 
 func explainOutdoor(res kpi.Result) (Text, []Text) {
-	in := say("The sensor read within tolerance of the reference for %s %% of the analysed time; it differed by %s K on average and by up to %s K; days influenced by the sun: %s.",
-		"Der Fühler lag %s %% der ausgewerteten Zeit innerhalb der Toleranz um die Referenz; er wich im Mittel um %s K und bis zu %s K ab; durch Sonnenstrahlung beeinflusste Tage: %s.",
-		value(res, "temperature difference.within tolerance.relative"), value(res, "temperature difference.mean"),
-		value(res, "temperature difference.maximum"), value(res, "radiation influenced.total"))
+	in := Text{
+		EN: "The sensor read within ±" + outdoorTol + " of the reference for {temperature difference.within tolerance.relative} of the analysed time; " +
+			"it differed by {temperature difference.mean} on average and by up to {temperature difference.maximum}; " +
+			"days influenced by the sun: {#radiation influenced.total}.",
+		DE: "Der Fühler lag {temperature difference.within tolerance.relative} der ausgewerteten Zeit innerhalb ±" + outdoorTol + " um die Referenz; " +
+			"er wich im Mittel um {temperature difference.mean} und bis zu {temperature difference.maximum} ab; " +
+			"durch Sonnenstrahlung beeinflusste Tage: {#radiation influenced.total}.",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Check the sensor's housing and placement for sun and heat from the building, and its calibration.",
@@ -72,10 +87,12 @@ func explainOutdoor(res kpi.Result) (Text, []Text) {
 }
 
 func explainHeatingCurve(res kpi.Result) (Text, []Text) {
-	in := say("The supply temperature followed the heating curve within tolerance for %s %% of the analysed time; it was %s K from the curve on average (positive: hotter) and up to %s K away.",
-		"Die Vorlauftemperatur folgte der Heizkurve %s %% der ausgewerteten Zeit innerhalb der Toleranz; sie lag im Mittel %s K neben der Kurve (positiv: wärmer) und bis zu %s K entfernt.",
-		value(res, "heating curve deviation.within tolerance.relative"), value(res, "heating curve deviation.mean"),
-		value(res, "heating curve deviation.maximum"))
+	in := Text{
+		EN: "The supply temperature followed the heating curve within ±" + curveTol + " for {heating curve deviation.within tolerance.relative} of the analysed time; " +
+			"it was {heating curve deviation.mean} from the curve on average (positive: hotter) and up to {heating curve deviation.maximum} away.",
+		DE: "Die Vorlauftemperatur folgte der Heizkurve {heating curve deviation.within tolerance.relative} der ausgewerteten Zeit innerhalb ±" + curveTol + "; " +
+			"sie lag im Mittel {heating curve deviation.mean} neben der Kurve (positiv: wärmer) und bis zu {heating curve deviation.maximum} entfernt.",
+	}
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "Compare the curve in the controller with the reference curve, and check the outdoor sensor.",
@@ -88,14 +105,14 @@ func explainHeatingCurve(res kpi.Result) (Text, []Text) {
 }
 
 func explainOscillation(res kpi.Result) (Text, []Text) {
-	in := say("The control error changed its sign %s times, %s times per hour.",
-		"Die Regelabweichung wechselte %s-mal das Vorzeichen, %s-mal je Stunde.",
-		value(res, "control error.sign changes"), value(res, "control error.sign changes per hour"))
-	if k, ok := res.KPI("control error.amplitude.average"); ok {
-		more := say(" A half-wave reached %s K on average.", " Eine Halbwelle erreichte im Mittel %s K.", k.Value)
-		in.EN += more.EN
-		in.DE += more.DE
+	in := Text{
+		EN: "The control error changed its sign {#control error.sign changes} times, {#control error.sign changes per hour} times per hour.",
+		DE: "Die Regelabweichung wechselte {#control error.sign changes}-mal das Vorzeichen, {#control error.sign changes per hour}-mal je Stunde.",
 	}
+	in = also(in, res, "control error.amplitude.average", Text{
+		EN: " A half-wave reached {control error.amplitude.average} on average.",
+		DE: " Eine Halbwelle erreichte im Mittel {control error.amplitude.average}.",
+	})
 	return in, byColor(res, []Text{keepMonitoring},
 		[]Text{{
 			EN: "The loop swings noticeably: reduce the controller's gain or lengthen its integral time.",

@@ -243,14 +243,19 @@ const instanceDoc = "An instance runs its function on one mapped component: by h
 	"after creation: the instance's results belong to both; create another instance instead."
 
 const resultDoc = "Statuses: running (queued or computing), Success, Failed (the reason in info). A running or failed result " +
-	"answers empty kpi, plots and recommendation and a null summary_kpi. A Success over a period without data has signal_color " +
+	"answers empty kpi, plots and recommendation and leaves out signal_color and summary_kpi (aedifion's AnalysisResult: " +
+	"signal_color is one of red, yellow, green; summary_kpi an object, never null). A Success over a period without data has signal_color " +
 	"yellow, an interpretation that says so, and empty kpi and plots. Values are stored in the units the function computes them " +
 	"in and converted on the way out: to units_system and currency_system when given, else to the project's settings; " +
 	"a unit of no units system (h, %, ppm, count) stays; K is a temperature difference and becomes °F (× 9/5, no offset) " +
-	"in imperial; a converted unit is named by its symbol. summary_kpi compares the function's summary KPI over this period " +
+	"in imperial; a converted unit is named by its symbol. Every figure is rounded to two decimals (three significant digits below 1), " +
+	"and the interpretation, the recommendations and the KPI names state figures (KPIs, and the tolerances the run judged against) " +
+	"exactly as the kpi list shows them, in its units and currency and in result_language's number format. " +
+	"summary_kpi compares the function's summary KPI over this period " +
 	"(current) with the period of equal length before it: development.value is the change in percent of the value before, " +
-	"computed in the function's units, arrow up from +1 %, down from −1 %, right in between; development is null when either " +
-	"period has no value, and its value null (arrow by the sign of the change) when the value before is 0 and this one is not. No value is ever NaN or infinite."
+	"computed in the function's units, arrow up from +1 %, down from −1 %, right in between; current.value is left out when " +
+	"the period has no value, development when either period has none, and development.value (arrow by the sign of the change) " +
+	"when the value before is 0 and this one is not. No value is ever NaN or infinite."
 
 const latestDoc = "Components with a mapped datapoint the caller may not read (TagAuths) are left out: their analyses are " +
 	"computed from it. The latest result of an instance is the one over the newest period (of two over the same period, the newer " +

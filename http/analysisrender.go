@@ -54,6 +54,41 @@ func (v resultView) text(t analytics.Text) string {
 	return t.EN
 }
 
+// fill is t in the view's language with figs written into its marks.
+func (v resultView) fill(t analytics.Text, figs map[string]analytics.Figure) string {
+	return analytics.Fill(v.text(t), v.lang, figs)
+}
+
+// figure is a value of unit as the view shows it: converted, then
+// rounded (analytics.Round), the one way every figure of a result is
+// shown, in the KPI list and in the texts alike.
+func (v resultView) figure(value float64, unit string) (analytics.Figure, error) {
+	conv, err := v.units.of(unit)
+	if err != nil {
+		return analytics.Figure{}, err
+	}
+	return analytics.Figure{Value: analytics.Round(conv.value(value)), Unit: conv.unit}, nil
+}
+
+// figuresOf is every figure of o the texts' marks may name (its KPIs and
+// the thresholds the run judged against) as the view shows it. A figure
+// that cannot be converted (a currency without an exchange rate) keeps
+// the kernel's unit here: a list's text is not refused for it, and a
+// detail whose KPIs need it is refused (422) by kpisOf anyway.
+func (v resultView) figuresOf(o analytics.Outcome) map[string]analytics.Figure {
+	figs := make(map[string]analytics.Figure, len(o.KPIs)+len(o.Thresholds))
+	for _, list := range [][]analytics.OutcomeKPI{o.KPIs, o.Thresholds} {
+		for _, k := range list {
+			f, err := v.figure(k.Value, k.Unit)
+			if err != nil {
+				f = analytics.Figure{Value: analytics.Round(k.Value), Unit: k.Unit}
+			}
+			figs[k.Identifier] = f
+		}
+	}
+	return figs
+}
+
 // kpiUnits converts the units of KPIs, plots and summaries into one units
 // system and currency system. One per request: it remembers each unit's
 // conversion and reads the exchange rates at most once.
@@ -192,7 +227,7 @@ type resultPlotData struct {
 // summaryKPI is the summary KPI of a period beside the one before it.
 type summaryKPI struct {
 	Current     summaryCurrent      `json:"current"`
-	Development *summaryDevelopment `json:"development" nullable:"true" doc:"null when the period before has no value or this one has none"`
+	Development *summaryDevelopment `json:"development,omitempty" doc:"left out when the period before has no value or this one has none"`
 }
 
 type summaryCurrent struct {
@@ -200,14 +235,14 @@ type summaryCurrent struct {
 	Name          string   `json:"name"`
 	TimeReference string   `json:"time_reference" doc:"the period, as an ISO 8601 interval start/end"`
 	Unit          string   `json:"unit"`
-	Value         *float64 `json:"value" nullable:"true" doc:"null when the period has no value"`
+	Value         *float64 `json:"value,omitempty" doc:"converted and rounded as the KPI list shows it; left out when the period has no value (aedifion's schema has it a number, never null)"`
 }
 
 type summaryDevelopment struct {
-	Arrow         string   `json:"arrow" doc:"up (the value grew by 1 % or more), down (it fell by 1 % or more) or right (it changed by less)"`
+	Arrow         string   `json:"arrow" enum:"up,down,right" doc:"up (the value grew by 1 % or more), down (it fell by 1 % or more) or right (it changed by less)"`
 	TimeReference string   `json:"time_reference" doc:"the period before, of equal length and ending at start, as an ISO 8601 interval"`
 	Unit          string   `json:"unit" doc:"always %"`
-	Value         *float64 `json:"value" nullable:"true" doc:"(current − previous) / |previous| × 100, in the kernel's units; null when previous is 0 and current is not"`
+	Value         *float64 `json:"value,omitempty" doc:"(current − previous) / |previous| × 100, in the kernel's units, rounded; left out when previous is 0 and current is not (arrow then says the direction)"`
 }
 
 // developmentSteady is the relative change, in percent, below which the
@@ -219,10 +254,11 @@ func interval(start, end time.Time) string {
 	return start.UTC().Format(time.RFC3339) + "/" + end.UTC().Format(time.RFC3339)
 }
 
-// summaryOf shows the summary of an outcome over [start, end); nil when
+// summaryOf shows the summary of outcome o over [start, end); nil when
 // the outcome has none (a function without one, a run that did not
 // succeed).
-func (v resultView) summaryOf(sum analytics.Summary, start, end time.Time) (*summaryKPI, error) {
+func (v resultView) summaryOf(o analytics.Outcome, figs map[string]analytics.Figure, start, end time.Time) (*summaryKPI, error) {
+	sum := o.Summary
 	if sum.Identifier == "" {
 		return nil, nil
 	}
@@ -230,12 +266,12 @@ func (v resultView) summaryOf(sum analytics.Summary, start, end time.Time) (*sum
 	if err != nil {
 		return nil, err
 	}
-	out := &summaryKPI{Current: summaryCurrent{Identifier: sum.Identifier, Name: v.text(sum.Name), Unit: conv.unit,
+	out := &summaryKPI{Current: summaryCurrent{Identifier: sum.Identifier, Name: v.fill(sum.Name, figs), Unit: conv.unit,
 		TimeReference: interval(start, end)}}
 	if sum.Current == nil || !finite(*sum.Current) {
 		return out, nil
 	}
-	cur := conv.value(*sum.Current)
+	cur := analytics.Round(conv.value(*sum.Current))
 	out.Current.Value = &cur
 	if sum.Previous == nil || !finite(*sum.Previous) {
 		return out, nil
@@ -243,7 +279,7 @@ func (v resultView) summaryOf(sum analytics.Summary, start, end time.Time) (*sum
 	d := &summaryDevelopment{Unit: "%", TimeReference: interval(start.Add(-end.Sub(start)), start), Arrow: "right"}
 	now, before := *sum.Current, *sum.Previous
 	if before != 0 {
-		change := (now - before) / math.Abs(before) * 100
+		change := analytics.Round((now - before) / math.Abs(before) * 100)
 		d.Value = &change
 	} else if now == 0 {
 		zero := 0.0
@@ -261,15 +297,16 @@ func (v resultView) summaryOf(sum analytics.Summary, start, end time.Time) (*sum
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// kpisOf shows the KPIs in the view's language and units.
-func (v resultView) kpisOf(kpis []analytics.OutcomeKPI) ([]resultKPI, error) {
-	out := make([]resultKPI, 0, len(kpis))
-	for _, k := range kpis {
-		conv, err := v.units.of(k.Unit)
+// kpisOf shows the KPIs of o in the view's language and units; their
+// names state the thresholds in figs.
+func (v resultView) kpisOf(o analytics.Outcome, figs map[string]analytics.Figure) ([]resultKPI, error) {
+	out := make([]resultKPI, 0, len(o.KPIs))
+	for _, k := range o.KPIs {
+		f, err := v.figure(k.Value, k.Unit)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, resultKPI{Identifier: k.Identifier, Name: v.text(k.Name), Unit: conv.unit, Value: conv.value(k.Value)})
+		out = append(out, resultKPI{Identifier: k.Identifier, Name: v.fill(k.Name, figs), Unit: f.Unit, Value: f.Value})
 	}
 	return out, nil
 }
@@ -287,7 +324,7 @@ func (v resultView) plotsOf(plots []analytics.OutcomePlot) ([]resultPlot, error)
 		for i, series := range p.Data {
 			values := make([]float64, len(series.Values))
 			for j, x := range series.Values {
-				values[j] = conv.value(x)
+				values[j] = analytics.Round(conv.value(x))
 			}
 			rp.Data[i] = resultPlotData{Name: series.Name, Values: values}
 		}
@@ -316,13 +353,14 @@ var (
 )
 
 // interpretationOf is the interpretation of a result in the view's
-// language: the outcome's, or what a running or failed result is doing.
-func (v resultView) interpretationOf(r store.AnalysisResult, o analytics.Outcome) string {
+// language: the outcome's with figs written in, or what a running or
+// failed result is doing.
+func (v resultView) interpretationOf(r store.AnalysisResult, o analytics.Outcome, figs map[string]analytics.Figure) string {
 	switch r.Status {
 	case store.AnalysisRunning:
 		return v.text(runningText)
 	case store.AnalysisFailed:
 		return v.text(failedText) + r.Info
 	}
-	return v.text(o.Interpretation)
+	return v.fill(o.Interpretation, figs)
 }

@@ -22,7 +22,7 @@ type resultSummary struct {
 	ResultID        string      `json:"result_id"`
 	InputParameters resultInput `json:"input_parameters"`
 	Status          string      `json:"status" doc:"running (queued or computing), Success or Failed"`
-	SignalColor     string      `json:"signal_color" doc:"red, yellow or green for a Success; empty otherwise"`
+	SignalColor     string      `json:"signal_color,omitempty" enum:"red,yellow,green" doc:"red, yellow or green for a Success; left out otherwise"`
 	Interpretation  string      `json:"interpretation" doc:"in result_language; says what a running or failed result is doing"`
 	Weekly          bool        `json:"weekly" doc:"made by the weekly schedule rather than by hand"`
 }
@@ -47,10 +47,10 @@ type resultDetail struct {
 	Status           string       `json:"status" doc:"running (queued or computing), Success or Failed"`
 	Interpretation   string       `json:"interpretation" doc:"in result_language"`
 	Recommendation   []string     `json:"recommendation" doc:"in result_language; empty unless Success"`
-	SignalColor      string       `json:"signal_color" doc:"red, yellow or green for a Success (yellow for a period without data); empty otherwise"`
+	SignalColor      string       `json:"signal_color,omitempty" enum:"red,yellow,green" doc:"red, yellow or green for a Success (yellow for a period without data); left out otherwise, as aedifion's AnalysisResult allows (its enum has no empty value)"`
 	KPI              []resultKPI  `json:"kpi" doc:"empty unless Success with data"`
 	Plots            []resultPlot `json:"plots" doc:"empty unless Success with data"`
-	SummaryKPI       *summaryKPI  `json:"summary_kpi" nullable:"true" doc:"null unless Success"`
+	SummaryKPI       *summaryKPI  `json:"summary_kpi,omitempty" doc:"left out unless Success (aedifion's SummaryKPIResult is an object, never null)"`
 	Info             []string     `json:"info" doc:"the reason of a Failed result, or a note of the runner; else empty"`
 }
 
@@ -67,9 +67,9 @@ type resultOfComponent struct {
 	Start              string      `json:"start"`
 	End                string      `json:"end"`
 	Status             string      `json:"status" doc:"running, Success or Failed"`
-	SignalColor        string      `json:"signal_color" doc:"red, yellow or green for a Success; empty otherwise"`
+	SignalColor        string      `json:"signal_color,omitempty" enum:"red,yellow,green" doc:"red, yellow or green for a Success; left out otherwise"`
 	Interpretation     string      `json:"interpretation" doc:"in language"`
-	SummaryKPI         *summaryKPI `json:"summary_kpi" nullable:"true"`
+	SummaryKPI         *summaryKPI `json:"summary_kpi,omitempty" doc:"left out unless Success"`
 }
 
 // componentWithResults is an item of GET /v2/analytics/componentsInProject.
@@ -143,7 +143,7 @@ func (s *Server) listInstanceResults(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 		out[i] = resultSummary{ResultID: r.ID, InputParameters: resultInput{Start: rfc3339(r.Start), End: rfc3339(r.End)},
-			Status: r.Status, SignalColor: o.SignalColor, Interpretation: view.interpretationOf(r, o), Weekly: r.Weekly}
+			Status: r.Status, SignalColor: o.SignalColor, Interpretation: view.interpretationOf(r, o, view.figuresOf(o)), Weekly: r.Weekly}
 	}
 	return out, nil
 }
@@ -176,10 +176,11 @@ func (s *Server) getInstanceResult(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	figs := view.figuresOf(o)
 	d := resultDetail{ResultID: r.ID, AlphanumericID: r.FunctionAlphanumericID, AnalyticsVersion: r.AnalyticsVersion,
 		DisplayName: s.displayName(cip, view.lang), FunctionName: view.functionName(r), InstanceID: r.InstanceID,
 		ProjectID: r.ProjectID, Start: rfc3339(r.Start), End: rfc3339(r.End), Weekly: r.Weekly, Status: r.Status,
-		Interpretation: view.interpretationOf(r, o), Recommendation: []string{}, Info: []string{}}
+		Interpretation: view.interpretationOf(r, o, figs), Recommendation: []string{}, Info: []string{}}
 	if r.Info != "" {
 		d.Info = append(d.Info, r.Info)
 	}
@@ -189,15 +190,15 @@ func (s *Server) getInstanceResult(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	d.SignalColor = o.SignalColor
 	for _, t := range o.Recommendation {
-		d.Recommendation = append(d.Recommendation, view.text(t))
+		d.Recommendation = append(d.Recommendation, view.fill(t, figs))
 	}
-	if d.KPI, err = view.kpisOf(o.KPIs); err != nil {
+	if d.KPI, err = view.kpisOf(o, figs); err != nil {
 		return nil, err
 	}
 	if d.Plots, err = view.plotsOf(o.Plots); err != nil {
 		return nil, err
 	}
-	if d.SummaryKPI, err = view.summaryOf(o.Summary, r.Start, r.End); err != nil {
+	if d.SummaryKPI, err = view.summaryOf(o, figs, r.Start, r.End); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -281,12 +282,13 @@ func (s *Server) resultOfComponent(view resultView, cip store.ComponentInProject
 	if err != nil {
 		return resultOfComponent{}, err
 	}
+	figs := view.figuresOf(o)
 	item := resultOfComponent{ResultID: r.ID, InstanceID: r.InstanceID, AnalysisFunctionID: r.FunctionID, AlphanumericID: r.FunctionAlphanumericID,
 		FunctionName: view.functionName(r), DisplayName: s.displayName(cip, view.lang), AnalyticsVersion: r.AnalyticsVersion,
-		Start: rfc3339(r.Start), End: rfc3339(r.End), Status: r.Status, Interpretation: view.interpretationOf(r, o)}
+		Start: rfc3339(r.Start), End: rfc3339(r.End), Status: r.Status, Interpretation: view.interpretationOf(r, o, figs)}
 	if r.Status == store.AnalysisSuccess {
 		item.SignalColor = o.SignalColor
-		if item.SummaryKPI, err = view.summaryOf(o.Summary, r.Start, r.End); err != nil {
+		if item.SummaryKPI, err = view.summaryOf(o, figs, r.Start, r.End); err != nil {
 			return resultOfComponent{}, err
 		}
 	}

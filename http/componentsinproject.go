@@ -92,7 +92,7 @@ type cipAttribute struct {
 
 type cipPin struct {
 	store.CatalogPin
-	DataPointID *string `json:"dataPointID" nullable:"true" doc:"the mapped datapoint; null when unmapped or masked"`
+	DataPointID *string `json:"dataPointID,omitempty" doc:"the mapped datapoint; left out when unmapped or masked (aedifion's AssignedPin has it a string, never null)"`
 	Masked      bool    `json:"masked,omitempty" doc:"true when a datapoint is mapped that the caller may not read (TagAuths)"`
 }
 

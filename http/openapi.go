@@ -222,7 +222,7 @@ func operationID(r *route) string {
 
 // schemaOf derives a JSON schema from a Go type through its json tags; a
 // `required:"true"` tag marks required fields, `nullable:"true"` one that
-// may be null, and `doc` describes one.
+// may be null, `enum:"a,b"` the values one takes, and `doc` describes one.
 func schemaOf(t reflect.Type) map[string]any {
 	if t == nil {
 		return map[string]any{}
@@ -285,6 +285,9 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 		}
 		if f.Tag.Get("nullable") == "true" {
 			fs["type"] = []any{fs["type"], "null"}
+		}
+		if e := f.Tag.Get("enum"); e != "" {
+			fs["enum"] = strings.Split(e, ",")
 		}
 		if n, err := strconv.Atoi(f.Tag.Get("maxLength")); err == nil {
 			fs["maxLength"] = n // enforced by decode (checkLengths)

@@ -156,9 +156,12 @@ func (s *Store) AnalysisRunSetup(ctx context.Context, run AnalysisRun) (Analysis
 }
 
 // ReadAnalysisSeries reads the stored series of datapoints (by a name the
-// caller chooses, a pin) over [start, end), each with the last point
-// before start, which sets the value at start. Every read of every series
-// goes in one round trip; each is an index-only range scan.
+// caller chooses, a pin) over [start, end], each with the last point
+// before start, which sets the value at start. A point at end describes
+// no time of the period, but it is a meter's reading that closes it: the
+// consumption of a month read at midnight on its first and last day
+// includes the last day. Every read of every series goes in one round
+// trip; each is an index-only range scan.
 func (s *Store) ReadAnalysisSeries(ctx context.Context, datapoints map[string]int64, start, end time.Time) (map[string][]Point, error) {
 	out := make(map[string][]Point, len(datapoints))
 	if len(datapoints) == 0 {
@@ -169,7 +172,7 @@ func (s *Store) ReadAnalysisSeries(ctx context.Context, datapoints map[string]in
 	for name, dp := range datapoints {
 		names = append(names, name)
 		b.Queue(`SELECT time, value FROM observations WHERE datapoint = $1 AND time < $2 ORDER BY time DESC LIMIT 1`, dp, start)
-		b.Queue(`SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time`, dp, start, end)
+		b.Queue(`SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time <= $3 ORDER BY time`, dp, start, end)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()

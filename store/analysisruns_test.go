@@ -278,9 +278,9 @@ func TestAnalysisSeriesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The point before the start sets the value at the start; the end is
-	// exclusive.
-	wantPoints(t, "co2", got["co2"], 1, 500, 600, 700)
+	// The point before the start sets the value at the start; the point
+	// at the end closes the period (a meter's last reading).
+	wantPoints(t, "co2", got["co2"], 1, 500, 600, 700, 800)
 	wantPoints(t, "temp", got["temp"], 1, 21)
 	if got, err = s.ReadAnalysisSeries(ctx, map[string]int64{"co2": f.datapoints["room.co2"]}, minute(-10), minute(-5)); err != nil || len(got["co2"]) != 0 {
 		t.Fatalf("read before any data: %v, %v", got, err)

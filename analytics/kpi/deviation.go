@@ -103,6 +103,10 @@ func SetpointDeviation(measured, setpoint, operating []Point, attrs DeviationAtt
 	default:
 		res.Color = Yellow
 	}
+	res.Thresholds = []KPI{
+		{ID: "setpoint deviation.tolerance", Value: tol, Unit: "-"},
+		{ID: "setpoint deviation.large", Value: large, Unit: "-"},
+	}
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "setpoint deviation", Unit: "h",
 		Labels: []string{"smallerY", "largerYsmallerX", "largerX"}, Values: []float64{within, between, above},

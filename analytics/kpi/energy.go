@@ -3,6 +3,7 @@ package kpi
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Meter kinds of EnergyAttributes.
@@ -77,9 +78,11 @@ const (
 // A power meter's energy is the time integral of its step function. A
 // counter's energy is the sum of the increases between consecutive
 // readings in the period (the first taken at the period start from the
-// last reading before it); a decrease is a counter reset or replacement
-// and adds nothing, and the time after the last reading in the period is
-// not counted.
+// last reading before it) and up to a reading at the period's end, which
+// closes the period: a meter read at both ends of a month reports the
+// month's whole consumption. A decrease is a counter reset or replacement
+// and adds nothing; without a reading at the end, the time after the last
+// reading in the period is not counted.
 //
 // KPIs: "energy consumption" (kWh), "power.mean" and "power.maximum" (kW;
 // for a counter the mean power between consecutive readings), "base load"
@@ -110,8 +113,15 @@ func EnergyConsumption(meter []Point, attrs EnergyAttributes, p Period) (Result,
 			pieces = append(pieces, weighted{value: s.value * toKilo, hours: s.hours()})
 		}
 	} else {
-		for i := 0; i+1 < len(segs); i++ {
-			increase := max(0, segs[i+1].value-segs[i].value) * toKilo
+		readings := make([]float64, len(segs), len(segs)+1)
+		for i, s := range segs {
+			readings[i] = s.value
+		}
+		if v, ok := readingAt(meter, p.End); ok && len(segs) > 0 {
+			readings = append(readings, v)
+		}
+		for i := 0; i+1 < len(readings); i++ {
+			increase := max(0, readings[i+1]-readings[i]) * toKilo
 			pieces = append(pieces, weighted{value: increase / segs[i].hours(), hours: segs[i].hours()})
 		}
 	}
@@ -146,4 +156,16 @@ func EnergyConsumption(meter []Point, attrs EnergyAttributes, p Period) (Result,
 		Labels: []string{"base load", "above base load"}, Values: []float64{baseEnergy, energy - baseEnergy},
 	}}
 	return res, nil
+}
+
+// readingAt is the value of the last point of series at exactly t (steps
+// leaves out a point at the period's end: it describes no time inside).
+func readingAt(series []Point, t time.Time) (float64, bool) {
+	v, ok := 0.0, false
+	for _, pt := range series {
+		if pt.Time.Equal(t) {
+			v, ok = pt.Value, true
+		}
+	}
+	return v, ok
 }

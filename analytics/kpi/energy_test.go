@@ -62,6 +62,27 @@ func TestEnergyConsumption(t *testing.T) {
 		},
 		color: Red,
 	}, {
+		// A meter read every 10 min over 30 days at 1 kWh per hour, the
+		// last reading at the period's end: the month's 720 kWh, not the
+		// 719.83 up to the reading before it.
+		name: "counter read at the period's end", period: hours(720),
+		meter: func() []Point {
+			var pts []Point
+			for m := 0.0; m <= 720*60; m += 10 {
+				pts = append(pts, Point{Time: at(m), Value: 5000 + m/60})
+			}
+			return pts
+		}(),
+		attrs: EnergyAttributes{MeterKind: CounterMeter},
+		want:  map[string]float64{"energy consumption": 720, "power.mean": 1, "base load": 1, "base load.relative": 100},
+		color: Red,
+	}, {
+		// Read only at both ends: one stretch of 2 h.
+		name: "counter read at start and end", period: hours(2), meter: pattern([]float64{0, 120}, []float64{10, 16}),
+		attrs: EnergyAttributes{MeterKind: CounterMeter},
+		want:  map[string]float64{"energy consumption": 6, "power.mean": 3},
+		color: Red,
+	}, {
 		// Constant 4 kW: base load is the whole load: red.
 		name: "one power point", meter: pattern([]float64{-5}, []float64{4}), period: hours(2),
 		attrs: EnergyAttributes{MeterKind: PowerMeter},

@@ -107,6 +107,7 @@ func HeatingCurve(supply, outdoor, operating []Point, attrs HeatingCurveAttribut
 		KPI{ID: "heating curve deviation.below tolerance", Value: below, Unit: "h"},
 	)}
 	res.Color = colorFrom(withinShare, curveGreenMinWithin, curveYellowMinWithin)
+	res.Thresholds = []KPI{{ID: "heating curve deviation.tolerance", Value: tol, Unit: "K"}}
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "supply temperature against heating curve", Unit: "h",
 		Labels: []string{"below curve", "within tolerance", "above curve"}, Values: []float64{below, within, above},

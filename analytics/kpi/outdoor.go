@@ -101,6 +101,7 @@ func OutdoorTemperatureSensor(sensor, reference []Point, attrs OutdoorSensorAttr
 		{ID: "radiation influenced.relative", Value: percent(float64(influencedDays), float64(days)), Unit: "%"},
 	}}
 	res.Color = colorFrom(withinShare, outdoorGreenMinWithin, outdoorYellowMinWithin)
+	res.Thresholds = []KPI{{ID: "temperature difference.tolerance", Value: tol, Unit: "K"}}
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "outdoor temperature against reference", Unit: "h",
 		Labels: []string{"within tolerance", "outside tolerance"}, Values: []float64{within, analysed - within},

@@ -69,6 +69,10 @@ type Result struct {
 	// NoData is true when the period held no value of a required pin; KPIs
 	// and Plots are then empty and Color is Grey.
 	NoData bool
+	// Thresholds are the bounds the kernel judged against, after its
+	// defaults (a tolerance, a minimum spread), with their IDs and units:
+	// a text that names a band must say which band it was.
+	Thresholds []KPI
 }
 
 // ErrInvalidPeriod is returned for a period whose start is not before its end.

@@ -23,7 +23,9 @@ const (
 // while it is above 0.
 //
 // KPIs: "temperature spread.average" (time-weighted), ".minimum",
-// ".maximum" (°C, as aedifion's specification states them), and the time
+// ".maximum" (K: aedifion's specification states them in °C, but a
+// spread is a difference, which converts to °F by the factor alone, not
+// with the scale's offset), and the time
 // with a spread below MinSpread, "temperature spread.below minimum" (h) and
 // "temperature spread.below minimum.relative" (% of analysed time). With an
 // operating message also "operating time" and "operating time.relative".
@@ -66,13 +68,14 @@ func TemperatureSpread(inlet, outlet, operating []Point, attrs SpreadAttributes,
 	mean, minimum, maximum := weightedStats(pieces)
 	belowShare := percent(below, analysed)
 	res := Result{KPIs: append(opKPIs,
-		KPI{ID: "temperature spread.average", Value: mean, Unit: "°C"},
-		KPI{ID: "temperature spread.minimum", Value: minimum, Unit: "°C"},
-		KPI{ID: "temperature spread.maximum", Value: maximum, Unit: "°C"},
+		KPI{ID: "temperature spread.average", Value: mean, Unit: "K"},
+		KPI{ID: "temperature spread.minimum", Value: minimum, Unit: "K"},
+		KPI{ID: "temperature spread.maximum", Value: maximum, Unit: "K"},
 		KPI{ID: "temperature spread.below minimum", Value: below, Unit: "h"},
 		KPI{ID: "temperature spread.below minimum.relative", Value: belowShare, Unit: "%"},
 	)}
 	res.Color = colorUpTo(belowShare, spreadGreenMaxBelow, spreadYellowMaxBelow)
+	res.Thresholds = []KPI{{ID: "temperature spread.required minimum", Value: bound, Unit: "K"}}
 	res.Plots = []Plot{{
 		Type: "pie_chart", Title: "temperature spread against minimum", Unit: "h",
 		Labels: []string{"below minimum", "at or above minimum"}, Values: []float64{below, analysed - below},

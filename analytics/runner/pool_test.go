@@ -341,3 +341,58 @@ func TestAnalysisShutdownJoinsRunsInProgress(t *testing.T) {
 		})
 	}
 }
+
+// A meter's consumption runs up to its reading at the period's end, which
+// also closes the period before: read hourly at 1 kWh an hour, each week
+// consumed 168 kWh (not 167: the last hour ends at the last reading).
+func TestAnalysisRunCountsTheMeterReadingAtThePeriodsEnd(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var meter store.CatalogComponent
+	for _, c := range e.cat.Components() {
+		if c.AlphanumericID == "electricity_meter" {
+			meter, _ = e.cat.Component(c.ID)
+		}
+	}
+	cip, err := e.st.CreateComponentInProject(ctx, e.projectID, meter.ID, store.ComponentInProjectNames{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dps, err := e.st.EnsureDatapoints(ctx, e.projectID, []string{"meter.energy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pin := range meter.Pins {
+		if pin.AlphanumericID == "energy_meter" {
+			if err := e.st.MapPin(ctx, e.projectID, cip.ID, pin.ID, "meter.energy", store.MapCreate); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const week = 7 * 24 * time.Hour
+	var rows []store.Row
+	for h := -168; h <= 168; h++ {
+		rows = append(rows, store.Row{Datapoint: dps["meter.energy"], Time: t0.Add(time.Duration(h) * time.Hour), Value: 1000 + float64(h)})
+	}
+	if err := e.st.WriteObservations(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	var inst int64
+	if err := e.db.QueryRow(ctx, `INSERT INTO analysis_instances (project_id, function_id, componentinproject_id, enabled, created_at)
+		VALUES ($1, $2, $3, false, $4) RETURNING id`, e.projectID, e.catalogFunction(t, "energy_consumption_analysis"), cip.ID, t0).Scan(&inst); err != nil {
+		t.Fatal(err)
+	}
+	e.startPool(t, Config{Functions: FromCatalog(e.cat), Workers: 1})
+	id := e.request(t, inst, t0, t0.Add(week))
+	e.waitFinished(t, 10*time.Second)
+	r := e.result(t, id)
+	if r.status != store.AnalysisSuccess {
+		t.Fatalf("result %+v", r)
+	}
+	if got := kpiValue(t, r.outcome, "energy consumption"); got != 168 {
+		t.Errorf("energy consumption %v kWh, want 168", got)
+	}
+	if s := r.outcome.Summary; s.Previous == nil || *s.Previous != 168 {
+		t.Errorf("the week before: summary %+v, want previous 168", s)
+	}
+}

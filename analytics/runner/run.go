@@ -90,13 +90,19 @@ func (p *Pool) compute(ctx context.Context, run store.AnalysisRun) (store.Analys
 
 // splitSeries divides series read from before start into the part that
 // describes [start, ...) (the points from start on, after the last point
-// before start, which sets the value at start) and the part before start.
-// It empties series as it goes, so that a long read is not held twice.
+// before start, which sets the value at start) and the part up to start,
+// whose point at start, if any, is the reading that closes the period
+// before. It empties series as it goes, so that a long read is not held
+// twice.
 func splitSeries(series map[string][]store.Point, start time.Time) (current, before map[string][]kpi.Point) {
 	current, before = make(map[string][]kpi.Point, len(series)), make(map[string][]kpi.Point, len(series))
 	for pin, pts := range series {
 		i := sort.Search(len(pts), func(i int) bool { return !pts[i].Time.Before(start) })
-		before[pin] = kpiPoints(pts[:i])
+		closing := i
+		if closing < len(pts) && pts[closing].Time.Equal(start) {
+			closing++
+		}
+		before[pin] = kpiPoints(pts[:closing])
 		current[pin] = kpiPoints(pts[max(i-1, 0):])
 		delete(series, pin)
 	}

@@ -115,3 +115,6 @@ def test_analytics_guide(api_url, admin):
     assert german["function_name"] == comfort["nameDE"] and german["interpretation"] != detail["interpretation"]
     mean = next(k for k in german["kpi"] if k["identifier"] == "operative temperature.mean")
     assert mean["unit"] == "°F" and abs(mean["value"] - 73.4) < 1e-9
+    # The interpretation states the mean as the KPI list shows it: in °F,
+    # with a German decimal comma.
+    assert "73,4 °F" in german["interpretation"] and "°C" not in german["interpretation"], german["interpretation"]
