@@ -155,7 +155,8 @@ func TestServeRunsAnalyses(t *testing.T) {
 				ida4 = k.Value
 			}
 		}
-		if math.Abs(ida4-100.0/6) > 1e-9 {
+		// 100/6 %, shown rounded as every figure of a result is.
+		if ida4 != 16.67 {
 			t.Errorf("result from %s: IDA 4 share %v %%, want 16.67", r.Input.Start, ida4)
 		}
 	}
