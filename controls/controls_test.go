@@ -427,15 +427,6 @@ func appStarts(d *edgetest.Device, app string) int {
 	return n
 }
 
-func mustCIP(t *testing.T, e *env, p, id int64) store.ComponentInProject {
-	t.Helper()
-	c, err := e.st.ComponentInProject(context.Background(), p, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 func TestCurve(t *testing.T) {
 	c := controls.Curve{Slope: 1.2, Offset: 25, Min: 22, Max: 60}
 	for _, tc := range []struct{ outdoor, want float64 }{{20, 25}, {0, 49}, {-15, 60}, {25, 22}} {
