@@ -10,7 +10,7 @@
 #           chromium-driver for the browser tests, java and maven for the
 #           Kafka test broker, python3 with venv for the Python tests,
 #           mosquitto (with its dynamic-security plugin) for the external
-#           MQTT broker tests
+#           MQTT broker tests, mosquitto-clients (mosquitto_sub)
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
 #   --bench what the benchmark scripts need: the above for --run, plus wrk
 #           and curl
@@ -63,6 +63,8 @@ if [ "$want_test" = 1 ]; then
 	# The external MQTT broker tests (mqtt/mosquittotest) run Debian's
 	# mosquitto 2 with the dynamic-security plugin, which it ships.
 	[ -x /usr/sbin/mosquitto ] || pkgs+=(mosquitto)
+	# The third-party client tests run Debian's mosquitto_sub.
+	[ -x /usr/bin/mosquitto_sub ] || pkgs+=(mosquitto-clients)
 	# The Python tests (make test-python, test-api) run in a virtualenv;
 	# Debian's python3 makes one only with python3-venv (ensurepip).
 	if ! command -v python3 >/dev/null 2>&1; then

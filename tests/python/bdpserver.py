@@ -57,6 +57,12 @@ class Server:
         self.admins.append(admin)
         return admin
 
+    def address(self, key):
+        """host, port of a listener, by its addresses.json key (mqtt, mqtt_ws)."""
+        with open(os.path.join(self.data_dir, "addresses.json")) as f:
+            host, port = json.load(f)[key].rsplit(":", 1)
+        return host, int(port)
+
     def log_tail(self, n=60):
         with open(self.log_path, errors="replace") as f:
             return "".join(f.readlines()[-n:])
@@ -83,7 +89,7 @@ def start(env=None, ready_timeout=120):
     full_env.update({
         "BDP_HTTP_ADDR": "127.0.0.1:0",
         "BDP_MQTT_ADDR": "127.0.0.1:0",
-        "BDP_S3_ADDR": "127.0.0.1:0",
+        "BDP_MQTT_WS_ADDR": "127.0.0.1:0",
         "BDP_S3_ADDR": "127.0.0.1:0",
         "BDP_DATA_DIR": data_dir,
         "BDP_OPERATOR_TOKEN": OPERATOR_TOKEN,
