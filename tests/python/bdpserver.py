@@ -37,6 +37,9 @@ class Server:
     proc: subprocess.Popen
     log_path: str
     admins: list = field(default_factory=list)
+    # Where MQTT clients connect when bdp uses an external broker
+    # (addresses.json keys mqtt, mqtt_ws: host, port); None: bdp's own.
+    external_mqtt: dict = None
 
     def operator(self, method, path, **kw):
         headers = kw.pop("headers", {})
@@ -58,7 +61,10 @@ class Server:
         return admin
 
     def address(self, key):
-        """host, port of a listener, by its addresses.json key (mqtt, mqtt_ws)."""
+        """host, port where MQTT clients connect, by the addresses.json key
+        of bdp's own listener (mqtt, mqtt_ws)."""
+        if self.external_mqtt:
+            return self.external_mqtt[key]
         with open(os.path.join(self.data_dir, "addresses.json")) as f:
             host, port = json.load(f)[key].rsplit(":", 1)
         return host, int(port)

@@ -1,6 +1,7 @@
-"""bdp's embedded MQTT broker driven with Eclipse paho-mqtt, as a user's
-Python program drives it: MQTT 5 and 3.1.1, over TCP and WebSocket, with
-the callbacks paho's documentation shows (subscribe in on_connect).
+"""bdp's MQTT driven with Eclipse paho-mqtt, as a user's Python program
+drives it: MQTT 5 and 3.1.1, over TCP and WebSocket, with the callbacks
+paho's documentation shows (subscribe in on_connect); on bdp's embedded
+broker and on Mosquitto (BDP_MQTT_EXTERNAL) alike.
 
 Live data comes from uploads through the HTTP API; an MQTT user with read
 rights receives it on project/{project_id}/datapoint/{dataPointID}.
@@ -18,6 +19,14 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 WAIT = 10  # seconds a message or an acknowledgement may take
+
+
+@pytest.fixture(params=["embedded", "mosquitto"])
+def platform(request):
+    """bdp with its embedded broker or with Mosquitto, and a fresh company's admin."""
+    srv = request.getfixturevalue("server" if request.param == "embedded" else "mosquitto_server")
+    tag = uuid.uuid4().hex[:8]
+    return srv, srv.create_company(f"MQTT {tag}", f"mqtt.{tag}@newco.example", "s3cr3tp4ssw0rd-long")
 
 
 def reader(api_url, admin):
@@ -95,11 +104,13 @@ class Subscriber:
 
 
 @pytest.mark.parametrize("transport", ["tcp", "websockets"])
-def test_mqtt5_live_data_without_subscription_identifier(server, api_url, admin, transport):
+def test_mqtt5_live_data_without_subscription_identifier(platform, transport):
     # A subscription made without a subscription identifier gets messages
     # without one: the property with value 0 is a protocol error (MQTT 5
     # 3.3.2.3.8), for which paho-mqtt dropped the connection and received
     # nothing.
+    server, admin = platform
+    api_url = server.base
     project_id, username, password = reader(api_url, admin)
     sub = Subscriber(server, username, password, f"project/{project_id}/#", transport=transport)
     try:
@@ -115,13 +126,15 @@ def test_mqtt5_live_data_without_subscription_identifier(server, api_url, admin,
 
 
 @pytest.mark.parametrize("protocol", [mqtt.MQTTv311, mqtt.MQTTv5], ids=["3.1.1", "5"])
-def test_kept_session_gets_what_was_stored_while_away_in_order(server, api_url, admin, protocol):
+def test_kept_session_gets_what_was_stored_while_away_in_order(platform, protocol):
     # A client with a kept session (clean session off; MQTT 5: a session
     # expiry) that was away while values were stored gets them oldest
     # first when it returns, so a last-value consumer ends on the newest
     # (bdp sent 2, 3, 4, 5, 1). Its SUBSCRIBE in on_connect is granted
     # though the broker's messages in flight use the same packet ids
     # (bdp answered 0x91, no MQTT 3.1.1 code at all).
+    server, admin = platform
+    api_url = server.base
     project_id, username, password = reader(api_url, admin)
     client_id = "keeper-" + uuid.uuid4().hex[:8]
     topic_filter = f"project/{project_id}/#"
