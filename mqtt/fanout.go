@@ -296,6 +296,9 @@ func (f *fanout) take(cl *mochi.Client, pk *packets.Packet, limit int) bool {
 // anew for the connection that took it (its messages otherwise reached
 // the old connection's in-flight messages after mochi had copied them).
 func (f *fanout) reaches(b *liveBatch, r *liveRoute, rc *liveReceiver) bool {
+	if !rc.cl.Closed() {
+		return f.mayReceive(b, r, rc) // connected: the common case
+	}
 	for range 3 { // a client that returns more often meanwhile misses it
 		if !f.current(rc) || !f.mayReceive(b, r, rc) {
 			return false
