@@ -35,7 +35,10 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
 				"key mqtt_ws; over TLS on BDP_MQTT_TLS_ADDR, key mqtt_tls; over WebSocket over TLS on BDP_MQTT_WSS_ADDR, key mqtt_wss) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
 				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +
-				"password), 0x87 (expired) or 0x9F (too many failed logins, counted with HTTP's).",
+				"password), 0x87 (expired) or 0x9F (too many failed logins, counted with HTTP's). " +
+				"A kept session (clean session off, or an MQTT 5 session expiry) gets the messages that waited for it oldest " +
+				"first, then newer ones; MQTT 5 messages carry only the subscription identifiers the client gave; the packet ids " +
+				"of the client's SUBSCRIBE and UNSUBSCRIBE are apart from those of the messages to it (never refused 0x91).",
 		},
 		"paths": paths,
 		"components": map[string]any{

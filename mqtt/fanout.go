@@ -140,12 +140,14 @@ type fanout struct {
 	mu      sync.Mutex
 	closed  bool
 	writers map[*mochi.Client]*liveWriter
+	joining map[string]*mochi.Client // by client id: connections taking up a session
 	running sync.WaitGroup
 }
 
 func newFanout(e *Embedded) *fanout {
 	f := &fanout{e: e, expiry: e.server.Options.Capabilities.MaximumMessageExpiryInterval,
-		queue: max(int(e.cfg.ClientQueue), maxInflight), writers: map[*mochi.Client]*liveWriter{}}
+		queue: max(int(e.cfg.ClientQueue), maxInflight), writers: map[*mochi.Client]*liveWriter{},
+		joining: map[string]*mochi.Client{}}
 	if f.expiry > 0 {
 		f.expiryProps = binary.BigEndian.AppendUint32([]byte{0x02}, uint32(f.expiry))
 	}
@@ -200,7 +202,7 @@ func (f *fanout) deliver(b *liveBatch, r *liveRoute, payload []byte) {
 	f.seq++
 	for i := range r.receivers {
 		rc := &r.receivers[i]
-		if !f.current(rc) || !f.mayReceive(b, r, rc) {
+		if !f.reaches(b, r, rc) {
 			continue
 		}
 		pkt, idAt := f.encoding(r, rc, payload)
@@ -257,7 +259,7 @@ func (f *fanout) deliverQoS1(b *liveBatch, r *liveRoute, rc *liveReceiver, paylo
 	switch {
 	case rc.w == nil:
 		f.take(rc.cl, &pk, maxInflight) // away: resent when the client returns
-	case rc.w.limit < maxInflight:
+	case rc.w.limit < maxInflight || rc.w.waiting.Load():
 		f.deliverLimited(rc.w, rc.cl, pk, pkt, idAt)
 	case f.take(rc.cl, &pk, maxInflight):
 		pkt[idAt], pkt[idAt+1] = byte(pk.PacketID>>8), byte(pk.PacketID)
@@ -286,15 +288,48 @@ func (f *fanout) take(cl *mochi.Client, pk *packets.Packet, limit int) bool {
 	return true
 }
 
+// reaches tells whether rc's client gets the message, on the connection
+// that holds its session. A client that is away keeps it in the
+// session's messages in flight, which a returning connection's session
+// takes over; a decision can take a database query, during which the
+// client may return, so a session found taken over meanwhile is decided
+// anew for the connection that took it (its messages otherwise reached
+// the old connection's in-flight messages after mochi had copied them).
+func (f *fanout) reaches(b *liveBatch, r *liveRoute, rc *liveReceiver) bool {
+	if !rc.cl.Closed() {
+		return f.mayReceive(b, r, rc) // connected: the common case
+	}
+	for range 3 { // a client that returns more often meanwhile misses it
+		if !f.current(rc) || !f.mayReceive(b, r, rc) {
+			return false
+		}
+		if !rc.cl.Closed() || f.holds(rc.clientID, rc.cl) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds tells whether cl, closed, still holds its client id's session.
+func (f *fanout) holds(clientID string, cl *mochi.Client) bool {
+	if j := f.joiner(clientID); j != nil && j != cl {
+		return false
+	}
+	cur, ok := f.e.server.Clients.Get(clientID)
+	return ok && cur == cl
+}
+
 // current makes sure rc.cl is the connection holding the client id's
 // session: after a reconnect, the new one (and its decision anew).
 func (f *fanout) current(rc *liveReceiver) bool {
 	if !rc.cl.Closed() {
 		return true
 	}
-	cl, ok := f.e.server.Clients.Get(rc.clientID)
-	if !ok {
-		return false
+	cl, ok := f.joiner(rc.clientID), true
+	if cl == nil {
+		if cl, ok = f.e.server.Clients.Get(rc.clientID); !ok {
+			return false
+		}
 	}
 	if cl != rc.cl {
 		// Until the route is made anew (the session's establishment

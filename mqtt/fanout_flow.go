@@ -27,6 +27,59 @@ type heldMessage struct {
 	idAt int
 }
 
+// A connection taking up a kept session gets the session's messages
+// first, oldest first (sessionHook), then what was stored meanwhile,
+// then live data, or a last-value consumer ends on a stale value. From
+// mochi's OnSessionEstablish on, the fast path delivers to the new
+// connection, not to the old one (whose messages in flight mochi copies
+// to the new one before it lists it, and whose later ones were lost),
+// and not to the new one's in-flight messages either (mochi replaces
+// them by the copy): its writer waits, QoS 1 messages held without a
+// packet id, until the session is established (after mochi's resend).
+
+// establishing gives a connection that takes up its client id's session
+// a waiting writer. A connection of the same client id that never got
+// its session established (its CONNACK failed, which mochi tells no
+// hook) is forgotten.
+func (f *fanout) establishing(cl *mochi.Client) {
+	w := f.newWriter(cl)
+	w.waiting.Store(true)
+	f.mu.Lock()
+	stale := f.joining[cl.ID]
+	f.joining[cl.ID] = cl
+	f.writers[cl] = w
+	f.mu.Unlock()
+	if stale != nil {
+		f.forget(stale)
+	}
+}
+
+// established lets the writer of a connection whose session is
+// established write, held messages first.
+func (f *fanout) established(cl *mochi.Client) {
+	f.mu.Lock()
+	if f.joining[cl.ID] == cl {
+		delete(f.joining, cl.ID)
+	}
+	w := f.writers[cl]
+	f.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.flow.Lock()
+	w.waiting.Store(false)
+	w.flow.Unlock()
+	f.sendHeld(w, cl)
+	f.start(w)
+}
+
+// joiner is the connection taking up a client id's session, if one is.
+func (f *fanout) joiner(clientID string) *mochi.Client {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.joining[clientID]
+}
+
 // receiveLimit is how many messages may be unacknowledged to cl: its
 // receive maximum (MQTT 5), else the broker's in-flight limit.
 func receiveLimit(cl *mochi.Client) int {
@@ -41,7 +94,7 @@ func receiveLimit(cl *mochi.Client) int {
 func (f *fanout) deliverLimited(w *liveWriter, cl *mochi.Client, pk packets.Packet, pkt []byte, idAt int) {
 	w.flow.Lock()
 	defer w.flow.Unlock()
-	if len(w.held) == 0 && cl.State.Inflight.Len() < w.limit {
+	if !w.waiting.Load() && len(w.held) == 0 && cl.State.Inflight.Len() < w.limit {
 		if f.take(cl, &pk, w.limit) {
 			pkt[idAt], pkt[idAt+1] = byte(pk.PacketID>>8), byte(pk.PacketID)
 			f.write(w, pkt)
@@ -60,12 +113,18 @@ func (f *fanout) release(cl *mochi.Client) {
 	f.mu.Lock()
 	w := f.writers[cl]
 	f.mu.Unlock()
-	if w == nil {
-		return
+	if w != nil && f.sendHeld(w, cl) {
+		f.start(w)
 	}
+}
+
+// sendHeld sends what w holds as far as cl's limit allows; false if it
+// sent nothing.
+func (f *fanout) sendHeld(w *liveWriter, cl *mochi.Client) bool {
 	w.flow.Lock()
+	defer w.flow.Unlock()
 	sent := false
-	for len(w.held) > 0 && cl.State.Inflight.Len() < w.limit {
+	for !w.waiting.Load() && len(w.held) > 0 && cl.State.Inflight.Len() < w.limit {
 		m := w.held[0]
 		w.held[0] = heldMessage{}
 		w.held = w.held[1:]
@@ -76,10 +135,7 @@ func (f *fanout) release(cl *mochi.Client) {
 			sent = true
 		}
 	}
-	w.flow.Unlock()
-	if sent {
-		f.start(w)
-	}
+	return sent
 }
 
 // forget drops the writer of a connection that ended; what it held back
@@ -88,6 +144,9 @@ func (f *fanout) forget(cl *mochi.Client) {
 	f.mu.Lock()
 	w := f.writers[cl]
 	delete(f.writers, cl)
+	if f.joining[cl.ID] == cl {
+		delete(f.joining, cl.ID)
+	}
 	f.mu.Unlock()
 	if w == nil {
 		return

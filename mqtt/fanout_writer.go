@@ -35,44 +35,6 @@ func (f *fanout) newWriter(cl *mochi.Client) *liveWriter {
 	return &liveWriter{f: f, conn: cl.Net.Conn, info: f.e.server.Info, limit: receiveLimit(cl)}
 }
 
-// establishing gives a connection that is taking up its session a
-// writer that waits: the connection receives live data as soon as mochi
-// lists it, but what it receives must follow the CONNACK and the
-// messages its session kept (sessionHook resends those, oldest first),
-// or a last-value consumer ends on a stale value. A connection of the
-// same client id that never got so far (its CONNACK failed, which mochi
-// tells no hook) has its writer dropped.
-func (f *fanout) establishing(cl *mochi.Client) {
-	if old, ok := f.e.server.Clients.Get(cl.ID); ok {
-		f.mu.Lock()
-		w := f.writers[old]
-		f.mu.Unlock()
-		if w != nil && w.isPaused() {
-			f.forget(old)
-		}
-	}
-	w := f.newWriter(cl)
-	w.paused = true
-	f.mu.Lock()
-	f.writers[cl] = w
-	f.mu.Unlock()
-}
-
-// established lets the writer of a connection that took up its session
-// write what waits.
-func (f *fanout) established(cl *mochi.Client) {
-	f.mu.Lock()
-	w := f.writers[cl]
-	f.mu.Unlock()
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.paused = false
-	w.mu.Unlock()
-	f.start(w)
-}
-
 // write queues pkt for w and makes sure it goes out: at once when
 // liveWriterStart messages wait, else at the end of the batch (flush).
 func (f *fanout) write(w *liveWriter, pkt []byte) {
@@ -96,7 +58,7 @@ func (f *fanout) flush() {
 // start runs w's goroutine unless it runs; it ends when nothing waits.
 func (f *fanout) start(w *liveWriter) {
 	w.mu.Lock()
-	if w.running || w.paused || len(w.pending) == 0 {
+	if w.running || w.waiting.Load() || len(w.pending) == 0 {
 		w.mu.Unlock()
 		return
 	}
@@ -133,14 +95,16 @@ type liveWriter struct {
 	limit int // messages that may be unacknowledged to the client
 
 	flow sync.Mutex    // orders sending and releasing of held messages
-	held []heldMessage // waiting for the client's receive maximum
+	held []heldMessage // waiting for the client's receive maximum or session
+	// waiting: the connection's session is not established yet; nothing
+	// is written, QoS 1 messages are held.
+	waiting atomic.Bool
 
 	mu      sync.Mutex
 	pending []byte
 	n       int // messages in pending
 	spare   []byte
 	running bool
-	paused  bool // until the connection's session is established
 	failed  bool
 	queued  atomic.Int32 // messages pending or being written
 }
@@ -152,12 +116,6 @@ const (
 	addedEnough
 	notAdded
 )
-
-func (w *liveWriter) isPaused() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.paused
-}
 
 // room tells whether a message fits in the client's queue. Only Live's
 // goroutine adds, so a yes holds until it adds.

@@ -64,9 +64,9 @@ if [ "$want_test" = 1 ]; then
 	# The external MQTT broker tests (mqtt/mosquittotest) run Debian's
 	# mosquitto 2 with the dynamic-security plugin, which it ships.
 	[ -x /usr/sbin/mosquitto ] || pkgs+=(mosquitto)
-	# The MQTT-over-TLS client tests (tests/python/test_aedifion_mqtt_tls.py)
-	# subscribe with Debian's mosquitto_sub and make their certificates
-	# with openssl.
+	# The third-party MQTT client tests (cmd/bdp TestServeMQTTThirdPartyClients,
+	# tests/python/test_aedifion_mqtt_tls.py) subscribe with Debian's
+	# mosquitto_sub; the TLS tests make their certificates with openssl.
 	command -v mosquitto_sub >/dev/null 2>&1 || pkgs+=(mosquitto-clients)
 	command -v openssl >/dev/null 2>&1 || pkgs+=(openssl)
 	# The Python tests (make test-python, test-api) run in a virtualenv;

@@ -37,6 +37,9 @@ class Server:
     proc: subprocess.Popen
     log_path: str
     admins: list = field(default_factory=list)
+    # Where MQTT clients connect when bdp uses an external broker
+    # (addresses.json keys mqtt, mqtt_ws: host, port); None: bdp's own.
+    external_mqtt: dict = None
 
     def operator(self, method, path, **kw):
         headers = kw.pop("headers", {})
@@ -56,6 +59,15 @@ class Server:
                       role_id=body["role"]["id"])
         self.admins.append(admin)
         return admin
+
+    def address(self, key):
+        """host, port where MQTT clients connect, by the addresses.json key
+        of bdp's own listener (mqtt, mqtt_ws)."""
+        if self.external_mqtt:
+            return self.external_mqtt[key]
+        with open(os.path.join(self.data_dir, "addresses.json")) as f:
+            host, port = json.load(f)[key].rsplit(":", 1)
+        return host, int(port)
 
     def log_tail(self, n=60):
         with open(self.log_path, errors="replace") as f:
@@ -83,7 +95,7 @@ def start(env=None, ready_timeout=120):
     full_env.update({
         "BDP_HTTP_ADDR": "127.0.0.1:0",
         "BDP_MQTT_ADDR": "127.0.0.1:0",
-        "BDP_S3_ADDR": "127.0.0.1:0",
+        "BDP_MQTT_WS_ADDR": "127.0.0.1:0",
         "BDP_S3_ADDR": "127.0.0.1:0",
         "BDP_DATA_DIR": data_dir,
         "BDP_OPERATOR_TOKEN": OPERATOR_TOKEN,
