@@ -422,6 +422,35 @@ func TestDeviceWithoutTheRunningAppGetsItBack(t *testing.T) {
 	}
 }
 
+// A device that refuses the app it lost is not asked again at every
+// heartbeat: the next try waits ReregisterRefusedAfter.
+func TestRefusedReregistrationWaits(t *testing.T) {
+	e := newEnv(t)
+	rt := e.runtime(nil)
+	unwatch, err := rt.WatchDevices(e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unwatch()
+	p, dev := e.project("refusing", "sp")
+	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
+		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
+	app, plan, err := e.app(p, room, "schedule", "room")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(rt, plan)
+	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	dev.SetMode(edgetest.Refuse)
+	dev.Reset()
+	e.waitFor("app_start sent again", func() bool { return appStarts(dev, app.ID) == 2 })
+	e.waitFor("the refusal logged", func() bool { return strings.Contains(e.logText(app.ID), "app_start: the edge device refused") })
+	time.Sleep(time.Second) // ten heartbeats without the app
+	if n := appStarts(dev, app.ID); n != 2 {
+		t.Fatalf("%d app_start after a refusal within a second, want 2", n)
+	}
+}
+
 // appStarts counts the app_start requests for app a device received.
 func appStarts(d *edgetest.Device, app string) int {
 	n := 0
