@@ -15,6 +15,7 @@ import (
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/edge/edgetest"
 	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/mqtt/mosquittotest"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -27,7 +28,9 @@ type env struct {
 	st     *store.Store
 	url    string // the test's database, for checks in SQL
 	reg    *prometheus.Registry
-	broker *mqtt.Embedded
+	broker *mqtt.Embedded // nil on Mosquitto
+	ext    *mqtt.External // on Mosquitto: bdp's connection to it
+	addr   string         // host:port devices connect to
 	hasher *auth.Hasher
 	m      *edge.Manager
 	sp     *edge.Setpoints
@@ -42,6 +45,24 @@ const (
 )
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, false)
+}
+
+// onBothBrokers runs test on the embedded broker and on Mosquitto.
+func onBothBrokers(t *testing.T, test func(t *testing.T, e *env)) {
+	for _, b := range []struct {
+		name      string
+		mosquitto bool
+	}{{"embedded", false}, {"mosquitto", true}} {
+		t.Run(b.name, func(t *testing.T) { test(t, newEnvOn(t, b.mosquitto)) })
+	}
+}
+
+// newEnvOn is newEnv on the embedded broker, or with mosquitto on a real
+// Mosquitto 2 (mosquittotest) that bdp reaches as an external broker;
+// there only the heartbeat tells that a device left.
+func newEnvOn(t *testing.T, mosquitto bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)
@@ -59,20 +80,32 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
-		mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	router := pipeline.NewRouter()
 	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, e.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go batcher.Run()
-	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: batcher, Log: log, Registry: e.reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation, Presence: e.broker.Sessions()})
-	if err != nil {
+	cfg := edge.Config{Store: st, Sink: batcher, Log: log, Registry: e.reg,
+		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation}
+	if mosquitto {
+		b := mosquittotest.Start(t)
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if e.ext, err = mqtt.StartExternal(sctx, mqtt.ExternalConfig{URL: b.URL, AdminUser: b.AdminUser, AdminPassword: b.AdminPassword,
+			ClientID: "bdp-edge-test", Store: st, Sink: batcher}); err != nil {
+			t.Fatalf("start external: %v\n%s", err, b.Log())
+		}
+		cfg.Broker, e.addr = e.ext, b.Addr
+	} else {
+		e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
+			mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Broker, cfg.Presence, e.addr = e.broker, e.broker.Sessions(), e.broker.Addresses()["mqtt"]
+	}
+	if e.m, err = edge.NewManager(cfg); err != nil {
 		t.Fatal(err)
 	}
 	if e.sp, err = edge.NewSetpoints(ctx, e.m); err != nil {
@@ -83,7 +116,7 @@ func newEnv(t *testing.T) *env {
 		e.m.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = e.broker.Close(cctx)
+		_ = cfg.Broker.Close(cctx)
 		batcher.Stop()
 	})
 	return e
@@ -107,13 +140,20 @@ func (e *env) device(p int64) *edgetest.Device {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.st.PutEdgeCredentials(ctx, p, h); err != nil {
+	u, err := e.st.PutEdgeCredentials(ctx, p, h)
+	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.ext != nil {
+		// Mosquitto hashes the password itself: the API hands it over.
+		if err := e.ext.SetPassword(ctx, u, "device-secret"); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	if err := e.m.Sync(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p, "device-secret", testAlive)
+	d := edgetest.Start(e.t, e.addr, p, "device-secret", testAlive)
 	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
 	return d
 }
