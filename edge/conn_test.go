@@ -104,7 +104,7 @@ func TestDeviceWhoseConnectionEndsIsOfflineAtOnce(t *testing.T) {
 		t.Fatalf("requests to the gone device took %v, not failing at once", took)
 	}
 
-	back := edgetest.Start(t, e.addr, p, "device-secret", testAlive)
+	back := edgetest.Start(t, e.broker.Addr, p, "device-secret", testAlive)
 	e.waitFor("device online again", func() bool { return e.m.Status(p).Online })
 	if got, _ := e.operation(write()); got.State != edge.StateWritten {
 		t.Fatalf("after the device came back: state %q (%s), want written", got.State, got.Reason)

@@ -15,7 +15,6 @@ import (
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/edge/edgetest"
 	"github.com/openbdp/bdp/mqtt"
-	"github.com/openbdp/bdp/mqtt/mosquittotest"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -28,9 +27,7 @@ type env struct {
 	st     *store.Store
 	url    string // the test's database, for checks in SQL
 	reg    *prometheus.Registry
-	broker *mqtt.Embedded // nil on Mosquitto
-	ext    *mqtt.External // on Mosquitto: bdp's connection to it
-	addr   string         // host:port devices connect to
+	broker *edgetest.Broker
 	hasher *auth.Hasher
 	m      *edge.Manager
 	sp     *edge.Setpoints
@@ -86,25 +83,9 @@ func newEnvOn(t *testing.T, mosquitto bool) *env {
 		t.Fatal(err)
 	}
 	go batcher.Run()
-	cfg := edge.Config{Store: st, Sink: batcher, Log: log, Registry: e.reg,
+	e.broker = edgetest.StartBroker(t, mosquitto, mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg}, batcher)
+	cfg := edge.Config{Broker: e.broker, Presence: e.broker.Presence(), Store: st, Sink: batcher, Log: log, Registry: e.reg,
 		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation}
-	if mosquitto {
-		b := mosquittotest.Start(t)
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		if e.ext, err = mqtt.StartExternal(sctx, mqtt.ExternalConfig{URL: b.URL, AdminUser: b.AdminUser, AdminPassword: b.AdminPassword,
-			ClientID: "bdp-edge-test", Store: st, Sink: batcher}); err != nil {
-			t.Fatalf("start external: %v\n%s", err, b.Log())
-		}
-		cfg.Broker, e.addr = e.ext, b.Addr
-	} else {
-		e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
-			mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Broker, cfg.Presence, e.addr = e.broker, e.broker.Sessions(), e.broker.Addresses()["mqtt"]
-	}
 	if e.m, err = edge.NewManager(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +97,7 @@ func newEnvOn(t *testing.T, mosquitto bool) *env {
 		e.m.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = cfg.Broker.Close(cctx)
+		_ = e.broker.Close(cctx)
 		batcher.Stop()
 	})
 	return e
@@ -144,16 +125,13 @@ func (e *env) device(p int64) *edgetest.Device {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if e.ext != nil {
-		// Mosquitto hashes the password itself: the API hands it over.
-		if err := e.ext.SetPassword(ctx, u, "device-secret"); err != nil {
-			e.t.Fatal(err)
-		}
+	if err := e.broker.SetEdgePassword(ctx, u, "device-secret"); err != nil {
+		e.t.Fatal(err)
 	}
 	if err := e.m.Sync(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	d := edgetest.Start(e.t, e.addr, p, "device-secret", testAlive)
+	d := edgetest.Start(e.t, e.broker.Addr, p, "device-secret", testAlive)
 	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
 	return d
 }
