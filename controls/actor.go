@@ -117,7 +117,7 @@ func (a *appActor) Receive(ctx actor.Context) {
 		}
 	case *reassert:
 		if a.plan != nil && a.wrote {
-			a.rt.logApp(a.plan.App.ID, store.LogInfo, "device", "the edge device reloaded or recovered the app: its value is written again", nil)
+			a.rt.logApp(a.plan.App.ID, store.LogInfo, "device", m.why+": its value is written again", nil)
 			a.writeAgain(ctx)
 		}
 	case *missingOnDevice:

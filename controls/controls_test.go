@@ -369,50 +369,55 @@ func TestDeviceWithoutTheRunningAppGetsItBack(t *testing.T) {
 		{"replaced", func(e *env, p int64, dev *edgetest.Device) *edgetest.Device {
 			dev.Close()
 			e.waitFor("the old device offline", func() bool { return !e.m.Status(p).Online })
-			return edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p, "device-secret", 100*time.Millisecond)
+			return edgetest.Start(e.t, e.broker.Addr, p, "device-secret", 100*time.Millisecond)
 		}, 0},
 		{"factory reset", func(_ *env, _ int64, dev *edgetest.Device) *edgetest.Device {
 			dev.Reset()
 			return dev
 		}, 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			rt := e.runtime(nil)
-			unwatch, err := rt.WatchDevices(e.broker)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unwatch()
-			p, dev := e.project("back", "sp")
-			room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
-				map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
-			app, plan, err := e.app(p, room, "schedule", "room")
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.start(rt, plan)
-			e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
-			time.Sleep(500 * time.Millisecond) // heartbeats that list the app: nothing to do
-			if n := appStarts(dev, app.ID); n != 1 {
-				t.Fatalf("a device running the app got %d app_start, want 1", n)
-			}
+		for _, broker := range []struct {
+			name      string
+			mosquitto bool
+		}{{"embedded", false}, {"mosquitto", true}} {
+			t.Run(tc.name+"/"+broker.name, func(t *testing.T) {
+				e := newEnvOn(t, broker.mosquitto)
+				rt := e.runtime(nil)
+				unwatch, err := rt.WatchDevices(e.broker)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unwatch()
+				p, dev := e.project("back", "sp")
+				room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
+					map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
+				app, plan, err := e.app(p, room, "schedule", "room")
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.start(rt, plan)
+				e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+				time.Sleep(500 * time.Millisecond) // heartbeats that list the app: nothing to do
+				if n := appStarts(dev, app.ID); n != 1 {
+					t.Fatalf("a device running the app got %d app_start, want 1", n)
+				}
 
-			now := tc.lose(e, p, dev)
-			e.waitFor("the app registered on the device again", func() bool { return appStarts(now, app.ID) > tc.before })
-			e.waitFor("17 written again", func() bool { return is(slot(now, "sp", 13), 17) })
-			time.Sleep(500 * time.Millisecond) // heartbeats that list the app again
-			if n := appStarts(now, app.ID) - tc.before; n != 1 {
-				t.Fatalf("the device got %d app_start after it lost the app, want 1", n)
-			}
-			if got := e.status(p, app.ID); got != store.StatusRunning {
-				t.Fatalf("status %d, want Running", got)
-			}
-			log := e.logText(app.ID)
-			if !strings.Contains(log, "the edge device does not run the app") || strings.Count(log, "app_start: the edge device confirmed") < 2 {
-				t.Fatalf("the new start is not logged:\n%s", log)
-			}
-		})
+				now := tc.lose(e, p, dev)
+				e.waitFor("the app registered on the device again", func() bool { return appStarts(now, app.ID) > tc.before })
+				e.waitFor("17 written again", func() bool { return is(slot(now, "sp", 13), 17) })
+				time.Sleep(500 * time.Millisecond) // heartbeats that list the app again
+				if n := appStarts(now, app.ID) - tc.before; n != 1 {
+					t.Fatalf("the device got %d app_start after it lost the app, want 1", n)
+				}
+				if got := e.status(p, app.ID); got != store.StatusRunning {
+					t.Fatalf("status %d, want Running", got)
+				}
+				log := e.logText(app.ID)
+				if !strings.Contains(log, "the edge device does not run the app") || strings.Count(log, "app_start: the edge device confirmed") < 2 {
+					t.Fatalf("the new start is not logged:\n%s", log)
+				}
+			})
+		}
 	}
 }
 

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 type env struct {
 	t       *testing.T
 	st      *store.Store
-	broker  *mqtt.Embedded
+	broker  *edgetest.Broker
 	hasher  *auth.Hasher
 	m       *edge.Manager
 	sp      *edge.Setpoints
@@ -50,6 +50,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, false)
+}
+
+// newEnvOn is newEnv on the embedded broker, or with mosquitto on a real
+// Mosquitto 2 that bdp reaches as an external broker.
+func newEnvOn(t *testing.T, mosquitto bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, testCluster.TestDatabase(t))
@@ -68,20 +75,15 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
-		mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: e.log, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.router = pipeline.NewRouter()
 	e.batcher, err = pipeline.NewBatcher(pipeline.BatcherConfig{}, st, e.router, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go e.batcher.Run()
-	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: e.batcher, Log: e.log, Registry: reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: 400 * time.Millisecond, OperationTimeout: 1500 * time.Millisecond,
-		Presence: e.broker.Sessions()})
+	e.broker = edgetest.StartBroker(t, mosquitto, mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: e.log, Registry: reg}, e.batcher)
+	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Presence: e.broker.Presence(), Store: st, Sink: e.batcher, Log: e.log,
+		Registry: reg, Tick: 50 * time.Millisecond, OfflineAfter: 400 * time.Millisecond, OperationTimeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +140,17 @@ func (e *env) project(name string, datapoints ...string) (int64, *edgetest.Devic
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.st.PutEdgeCredentials(ctx, pid, h); err != nil {
+	u, err := e.st.PutEdgeCredentials(ctx, pid, h)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.broker.SetEdgePassword(ctx, u, "device-secret"); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.m.Sync(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], pid, "device-secret", 100*time.Millisecond)
+	d := edgetest.Start(e.t, e.broker.Addr, pid, "device-secret", 100*time.Millisecond)
 	e.waitFor("device online", func() bool { return e.m.Status(pid).Online })
 	return pid, d
 }

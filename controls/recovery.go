@@ -14,8 +14,9 @@ type Subscriber interface {
 	Subscribe(filter string, handler func(topic string, payload []byte)) (unsubscribe func(), err error)
 }
 
-// reassert asks an app's actor to write its current value again.
-type reassert struct{}
+// reassert asks an app's actor to write its current value again; why
+// goes to the app's log.
+type reassert struct{ why string }
 
 // WatchDevices listens to every device's heartbeat. When a device
 // reports that it reloaded an app after a crash (its priority arrays
@@ -65,5 +66,17 @@ func (r *Runtime) Reassert(projectID int64, appID string) {
 	if reg == nil || reg.plan.App.ProjectID != projectID {
 		return // another project's device cannot move this app
 	}
-	r.system.Root.Send(pid, &reassert{})
+	r.system.Root.Send(pid, &reassert{why: "the edge device reloaded or recovered the app"})
+}
+
+// DeviceBack makes the running apps of a project write their values
+// again when its edge device is online again after it was offline
+// (edge.Setpoints.WatchBackOnline): a write meant for the device
+// meanwhile failed (at once when its connection had ended), and the app
+// would otherwise wait for its next boundary or input to write again.
+// Runs on the edge connection's goroutine: it only hands over.
+func (r *Runtime) DeviceBack(projectID int64) {
+	for _, pid := range r.appsOf(projectID) {
+		r.system.Root.Send(pid, &reassert{why: "the edge device is online again (a write meant for it meanwhile may have failed)"})
+	}
 }

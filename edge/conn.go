@@ -107,10 +107,13 @@ func (a *connActor) Receive(ctx actor.Context) {
 	case *aliveMsg:
 		a.gone = false
 		now := m.cfg.Now()
-		a.c.lastAlive.Store(now.UnixNano())
+		first := a.c.lastAlive.Swap(now.UnixNano()) == 0
 		if !a.c.online.Swap(true) {
 			m.log.Info("edge device online", slog.Int64("project_id", a.c.projectID))
 			a.flush()
+			if !first {
+				m.backOnline.tell(a.c.projectID)
+			}
 		}
 	case *responseMsg:
 		p, ok := a.pending[msg.resp.Reference]

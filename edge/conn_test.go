@@ -104,7 +104,7 @@ func TestDeviceWhoseConnectionEndsIsOfflineAtOnce(t *testing.T) {
 		t.Fatalf("requests to the gone device took %v, not failing at once", took)
 	}
 
-	back := edgetest.Start(t, e.broker.Addresses()["mqtt"], p, "device-secret", testAlive)
+	back := edgetest.Start(t, e.broker.Addr, p, "device-secret", testAlive)
 	e.waitFor("device online again", func() bool { return e.m.Status(p).Online })
 	if got, _ := e.operation(write()); got.State != edge.StateWritten {
 		t.Fatalf("after the device came back: state %q (%s), want written", got.State, got.Reason)
@@ -189,7 +189,10 @@ func TestGarbageFromADeviceBlocksNothing(t *testing.T) {
 // written, not failed as if the device never answered, and the device
 // stays online.
 func TestAnswersWithUnknownFieldsAreAccepted(t *testing.T) {
-	e := newEnv(t)
+	onBothBrokers(t, testAnswersWithUnknownFieldsAreAccepted)
+}
+
+func testAnswersWithUnknownFieldsAreAccepted(t *testing.T, e *env) {
 	p := e.project("acme", 8)
 	d := e.device(p)
 	d.SetMode(edgetest.Newer)
@@ -213,7 +216,10 @@ func TestAnswersWithUnknownFieldsAreAccepted(t *testing.T) {
 // nothing, and an acked one says so in its status and log; an unacked
 // write keeps no state.
 func TestDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T) {
-	e := newEnv(t)
+	onBothBrokers(t, testDryRunChangesNothingAndUnackedKeepsNoState)
+}
+
+func testDryRunChangesNothingAndUnackedKeepsNoState(t *testing.T, e *env) {
 	p := e.project("acme", 8)
 	d := e.device(p)
 	d.SetSlot("sp", 13, f(17))

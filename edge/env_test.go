@@ -27,7 +27,7 @@ type env struct {
 	st     *store.Store
 	url    string // the test's database, for checks in SQL
 	reg    *prometheus.Registry
-	broker *mqtt.Embedded
+	broker *edgetest.Broker
 	hasher *auth.Hasher
 	m      *edge.Manager
 	sp     *edge.Setpoints
@@ -42,6 +42,24 @@ const (
 )
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvOn(t, false)
+}
+
+// onBothBrokers runs test on the embedded broker and on Mosquitto.
+func onBothBrokers(t *testing.T, test func(t *testing.T, e *env)) {
+	for _, b := range []struct {
+		name      string
+		mosquitto bool
+	}{{"embedded", false}, {"mosquitto", true}} {
+		t.Run(b.name, func(t *testing.T) { test(t, newEnvOn(t, b.mosquitto)) })
+	}
+}
+
+// newEnvOn is newEnv on the embedded broker, or with mosquitto on a real
+// Mosquitto 2 (mosquittotest) that bdp reaches as an external broker;
+// there only the heartbeat tells that a device left.
+func newEnvOn(t *testing.T, mosquitto bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	url := testCluster.TestDatabase(t)
@@ -59,20 +77,16 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.broker, err = mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
-		mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	router := pipeline.NewRouter()
 	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, e.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go batcher.Run()
-	e.m, err = edge.NewManager(edge.Config{Broker: e.broker, Store: st, Sink: batcher, Log: log, Registry: e.reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation, Presence: e.broker.Sessions()})
-	if err != nil {
+	e.broker = edgetest.StartBroker(t, mosquitto, mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg}, batcher)
+	cfg := edge.Config{Broker: e.broker, Presence: e.broker.Presence(), Store: st, Sink: batcher, Log: log, Registry: e.reg,
+		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation}
+	if e.m, err = edge.NewManager(cfg); err != nil {
 		t.Fatal(err)
 	}
 	if e.sp, err = edge.NewSetpoints(ctx, e.m); err != nil {
@@ -107,13 +121,17 @@ func (e *env) device(p int64) *edgetest.Device {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.st.PutEdgeCredentials(ctx, p, h); err != nil {
+	u, err := e.st.PutEdgeCredentials(ctx, p, h)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.broker.SetEdgePassword(ctx, u, "device-secret"); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.m.Sync(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	d := edgetest.Start(e.t, e.broker.Addresses()["mqtt"], p, "device-secret", testAlive)
+	d := edgetest.Start(e.t, e.broker.Addr, p, "device-secret", testAlive)
 	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
 	return d
 }

@@ -57,7 +57,7 @@ func TestEventLogReachesAppLogs(t *testing.T) {
 	if err := e.m.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.New(sim.Config{Broker: "tcp://" + e.broker.Addresses()["mqtt"], Username: store.EdgeUsername(p), Password: "device-secret",
+	s, err := sim.New(sim.Config{Broker: "tcp://" + e.broker.Addr, Username: store.EdgeUsername(p), Password: "device-secret",
 		ProjectID: p, AliveInterval: 100 * time.Millisecond, BootDelay: 100 * time.Millisecond, ReloadDelay: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,7 @@ type Manager struct {
 	cancel  context.CancelFunc
 	// stopPresence ends the Presence calls; nil without Presence.
 	stopPresence func()
+	backOnline   backOnline
 
 	mu    sync.Mutex
 	conns map[int64]*conn

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -172,54 +171,6 @@ func bad(format string, args ...any) error {
 }
 
 var referencePattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// unknownFields is what a decoder does with a field the protocol does not
-// know.
-type unknownFields bool
-
-const (
-	// refuseUnknown: a request, where a misspelt "priority" must not
-	// silently write at a default.
-	refuseUnknown unknownFields = false
-	// ignoreUnknown: the device's answers and heartbeats, where a newer
-	// device's extra field must not make the platform drop a write that
-	// happened, or count a live device offline.
-	ignoreUnknown unknownFields = true
-)
-
-// decodeStrict decodes exactly one JSON value into v, refusing oversized
-// input, unknown fields unless unknown says to ignore them, a known
-// field's name in another case, and trailing data.
-func decodeStrict(payload []byte, v any, unknown unknownFields) error {
-	if len(payload) > MaxMessageBytes {
-		return bad("message of %d bytes exceeds %d", len(payload), MaxMessageBytes)
-	}
-	if len(bytes.TrimSpace(payload)) == 0 {
-		return bad("empty message")
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	if unknown == refuseUnknown {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(v); err != nil {
-		return bad("%s", clip(err.Error()))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return bad("trailing data after the JSON value")
-	}
-	g, err := generic(payload)
-	if err != nil {
-		return err
-	}
-	if err := checkNulls(g, "", unknown); err != nil {
-		return err
-	}
-	if r, ok := v.(*Request); ok {
-		fields, _ := g.(map[string]any)
-		return checkRequestFields(r.Operation, fields)
-	}
-	return nil
-}
 
 func clip(s string) string {
 	if len(s) > 200 {

@@ -3,7 +3,9 @@ package edge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +14,55 @@ import (
 // The rules here make the decoders as strict as the schemas in
 // edge/schemas (FuzzDecodersAgreeWithSchemas): what a decoder accepts, its
 // schema accepts.
+
+// unknownFields is what a decoder does with a field the protocol does not
+// know.
+type unknownFields bool
+
+const (
+	// refuseUnknown: requests, where a misspelt "priority" must not
+	// silently write at a default, and data, as the platform's other
+	// ingestion paths refuse unknown fields.
+	refuseUnknown unknownFields = false
+	// ignoreUnknown: the device's answers and heartbeats, where a newer
+	// device's extra field must not make the platform drop a write that
+	// happened, or count a live device offline.
+	ignoreUnknown unknownFields = true
+)
+
+// decodeStrict decodes exactly one JSON value into v, refusing oversized
+// input, unknown fields unless unknown says to ignore them, a known
+// field's name in another case, and trailing data.
+func decodeStrict(payload []byte, v any, unknown unknownFields) error {
+	if len(payload) > MaxMessageBytes {
+		return bad("message of %d bytes exceeds %d", len(payload), MaxMessageBytes)
+	}
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return bad("empty message")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if unknown == refuseUnknown {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return bad("%s", clip(err.Error()))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("trailing data after the JSON value")
+	}
+	g, err := generic(payload)
+	if err != nil {
+		return err
+	}
+	if err := checkNulls(g, "", unknown); err != nil {
+		return err
+	}
+	if r, ok := v.(*Request); ok {
+		fields, _ := g.(map[string]any)
+		return checkRequestFields(r.Operation, fields)
+	}
+	return nil
+}
 
 // nullable are the fields where null has a meaning (no value, relinquish).
 var nullable = map[string]bool{"value": true, "reset_value": true, "present_value": true, "overwritten_value": true}

@@ -305,7 +305,8 @@ func v2Routes(s *Server) []*route {
 				"that the attributes the algorithm reads are set and valid, and that the caller may write the setpoint datapoint (and read the input " +
 				"datapoint) by TagAuth. affected is false when the app was in the asked state already. A stop waits at most 5 s for the edge device to confirm app_stop. " +
 				"A running app whose edge device's heartbeat does not list it (a replaced or factory-reset device) is sent to the device again (app_start) " +
-				"and writes its value again, logged in the app's log; after a refusal it tries again at most once a minute.",
+				"and writes its value again, logged in the app's log; after a refusal it tries again at most once a minute. " +
+				"When the edge device is online again after it was offline, every running app writes its value again.",
 			Query: []param{projectQuery, {Name: "run", Type: "boolean", Required: true, Doc: "true runs, false stops"}},
 			Resp:  appRunResult{}, Handle: s.runControlsApp,
 			Errors: map[int]string{400: "setpoint pin unmapped, its datapoint without setpoint bounds, a priority more urgent than the project allows, " +

@@ -21,8 +21,9 @@ import (
 // /v2/datapoint/setpoint), their registrations (app_start, app_stop)
 // through the same edge connections. The apps whose desired state is
 // running (Starting or Running when bdp serve last stopped) start again
-// in the background; a device's reload and recovered events make the
-// app write its value again. The returned func stops the resume and every app
+// in the background; a device's reload and recovered events, and the
+// device being online again after it was offline, make the app write its
+// value again. The returned func stops the resume and every app
 // actor (the apps stay running in the store); call it before the edge
 // connections close.
 func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
@@ -38,6 +39,9 @@ func startControls(st *store.Store, components *analytics.Catalog, setpoints *ed
 		rt.Shutdown(context.Background())
 		return nil, nil, err
 	}
+	// A device online again after it was offline gets the values whose
+	// writes may have failed meanwhile.
+	unback := setpoints.WatchBackOnline(rt.DeviceBack)
 	ctx, cancel := context.WithCancel(context.Background())
 	resumed := make(chan struct{})
 	go func() {
@@ -47,6 +51,7 @@ func startControls(st *store.Store, components *analytics.Catalog, setpoints *ed
 		}
 	}()
 	return rt, func() {
+		unback()
 		unwatch()
 		cancel()
 		<-resumed

@@ -150,6 +150,7 @@ func TestServeEdgeSimulator(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	waitEdgeOnline(t, s, pid, admin)
 	if got := dryrunSlots(t, s, pid, admin); got != "[- - - - - - - - - - - - - - - - -]" {
 		t.Errorf("after the crash: %s, want the priority array lost", got)
 	}
@@ -273,6 +274,7 @@ func TestEdgeSimCommand(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	waitEdgeOnline(t, s, pid, admin)
 	if got := dryrun(); got != "[- - - - - - - - - - - - - - - - 20]" {
 		t.Errorf("after the crash: %s, want the priority array lost", got)
 	}
@@ -298,6 +300,21 @@ func showSlots(a []*float64) string {
 		}
 	}
 	return "[" + strings.Join(out, " ") + "]"
+}
+
+// waitEdgeOnline waits for the project's edge device to be online: after
+// a crash its connection's end made it offline at once, and a dry run
+// needs its first heartbeat after it connected again.
+func waitEdgeOnline(t *testing.T, s *server, pid int64, admin func(*http.Request)) {
+	t.Helper()
+	var body []byte
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, body = s.request("GET", fmt.Sprintf("/v2/project/%d/edge", pid), admin, "")
+		if strings.Contains(string(body), `"online":true`) {
+			return
+		}
+	}
+	t.Fatalf("the edge device is not online again: %s", body)
 }
 
 // dryrunSlots asks the device for room_sp's priority array through a dry

@@ -57,15 +57,35 @@ func Start(t testing.TB, addr string, projectID int64, password string, aliveEve
 	opts := pahov3.NewClientOptions().AddBroker("tcp://" + addr).SetClientID(fmt.Sprintf("edge-test-%d", projectID)).
 		SetUsername(fmt.Sprintf("edge-%d", projectID)).SetPassword(password).SetOrderMatters(false).SetAutoReconnect(false)
 	d.client = pahov3.NewClient(opts)
-	if tok := d.client.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("edge test device: connect: %v", tok.Error())
-	}
-	if tok := d.client.Subscribe(edge.RequestTopic(projectID), edge.QoS, d.onRequest); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("edge test device: subscribe: %v", tok.Error())
-	}
+	d.connect()
 	go d.heartbeat(aliveEvery)
 	t.Cleanup(d.Close)
 	return d
+}
+
+// connect connects and subscribes to the device's requests.
+func (d *Device) connect() {
+	d.t.Helper()
+	if tok := d.client.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		d.t.Fatalf("edge test device: connect: %v", tok.Error())
+	}
+	if tok := d.client.Subscribe(edge.RequestTopic(d.project), edge.QoS, d.onRequest); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		d.t.Fatalf("edge test device: subscribe: %v", tok.Error())
+	}
+}
+
+// SetLink takes the device off the network (false: it disconnects and
+// its heartbeat stops) and back (true), keeping its apps and priority
+// arrays, as a network outage does.
+func (d *Device) SetLink(up bool) {
+	d.t.Helper()
+	if up {
+		d.connect()
+		d.SetAlive(true)
+		return
+	}
+	d.SetAlive(false)
+	d.client.Disconnect(100)
 }
 
 // Close stops the heartbeat and disconnects.
