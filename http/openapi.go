@@ -32,6 +32,10 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints. " +
 				"Every operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
 				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it. " +
+				"Likewise a JSON body field its request schema does not declare, at any depth, names are matched exactly " +
+				"(400 unknown field \"path\", nothing changed); fields of aedifion's document for the operation are declared " +
+				"(used, or described as ignored) or refused by name. An integer field takes a number written with a zero " +
+				"fraction or an exponent (3600.0, 1e3) when its value is an integer exactly. " +
 				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
 				"key mqtt_ws) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
 				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +

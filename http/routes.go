@@ -312,7 +312,7 @@ func v2Routes(s *Server) []*route {
 			Query: []param{{Name: "dataPointID", Type: "string", Doc: "the output dataPointID", Required: true},
 				{Name: "type", Type: "string", Doc: "formula, gradient or absolute_humidity; absolute_air_humidity (aedifion's name) is the same type", Required: true},
 				{Name: "description", Type: "string", MaxLength: maxTextLen}},
-			Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP,
+			Doc: vdpIgnoredDoc, Body: actors.Config{}, Resp: envelopeOf[vdpObject]{}, Handle: s.createVDP,
 			Errors: map[int]string{400: "an invalid configuration, or one whose windows' estimated memory exceeds the per-datapoint window budget " +
 				"(BDP_WINDOW_BUDGET_DATAPOINT; the message names the estimate and the limit)"}},
 		{Method: "POST", Path: "/v2/project/{project_id}/virtual_datapoint/run", Tag: project,

@@ -173,6 +173,11 @@ func decodePasswordRequest(c *fiber.Ctx, req *passwordRequest) error {
 		return decode(c, req)
 	}
 	form := c.Request().PostArgs()
+	for k := range form.All() {
+		if name := string(k); name != "current_password" && name != "new_password" {
+			return fault.Invalidf("unknown field %q: the form takes current_password, new_password; nothing was changed", clip(name))
+		}
+	}
 	for _, f := range []struct {
 		name string
 		dst  **string
