@@ -19,7 +19,12 @@ import (
 // empty body counts as {}. Every failure is a 400 that names the field or
 // the offset. (wrap checked the body's text before: checkBodyText.)
 func decode(c *fiber.Ctx, dst any) error {
-	body := bytes.TrimSpace(c.Body())
+	return decodeBytes(c.Body(), dst)
+}
+
+// decodeBytes is decode of a body at hand.
+func decodeBytes(body []byte, dst any) error {
+	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -183,4 +185,68 @@ func refuseUnknown(body []byte, dst any) error {
 		takes = "no fields"
 	}
 	return fault.Invalidf("unknown field %q: the object takes %s; nothing was changed", clip(path), takes)
+}
+
+// decodeWithQuery is decode for the routes that take some body fields as
+// query parameters too, as aedifion's document has them: each of names
+// present in the query becomes the body member of that name, typed as
+// dst's field (an integer field's parameter must be an integer, any
+// other is taken as a JSON string). A field given in both places must
+// have one value, else 400: neither silently wins.
+func decodeWithQuery(c *fiber.Ctx, dst any, names ...string) error {
+	body := bytes.TrimSpace(c.Body())
+	members := map[string]json.RawMessage{}
+	if len(body) > 0 && json.Unmarshal(body, &members) != nil {
+		return decodeBytes(body, dst) // not an object: decode names the fault
+	}
+	if members == nil { // the body was null
+		members = map[string]json.RawMessage{}
+	}
+	fields := jsonFields(reflect.TypeOf(dst).Elem())
+	args := c.Context().QueryArgs()
+	for _, name := range names {
+		if !args.Has(name) {
+			continue
+		}
+		raw := string(args.Peek(name))
+		var v json.RawMessage
+		if t, ok := fields[name]; ok && isInteger(t) {
+			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
+				return fault.Invalidf("query parameter %s must be an integer, got %q", name, clip(raw))
+			}
+			v = json.RawMessage(raw)
+		} else {
+			v, _ = json.Marshal(raw) // a string always encodes
+		}
+		if prev, inBody := members[name]; inBody && !sameJSON(prev, v) {
+			return fault.Invalidf("%s is given in the query and in the body with different values; give it once", name)
+		}
+		members[name] = v
+	}
+	merged, err := json.Marshal(members)
+	if err != nil {
+		return fault.Invalidf("malformed JSON: %s", err.Error())
+	}
+	return decodeBytes(merged, dst)
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// queryParams documents the body fields of body (a request type) that a
+// route takes as query parameters too (decodeWithQuery).
+func queryParams(body any, names ...string) []param {
+	fields := jsonFields(reflect.TypeOf(body))
+	out := make([]param, len(names))
+	for i, name := range names {
+		typ := "string"
+		if isInteger(fields[name]) {
+			typ = "integer"
+		}
+		out[i] = param{Name: name, Type: typ, Doc: "aedifion's form of the body field " + name + " (either place; both must agree)"}
+	}
+	return out
 }
