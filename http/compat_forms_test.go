@@ -3,6 +3,7 @@ package http
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,76 @@ func TestComponentMappingQueryForm(t *testing.T) {
 	}
 	if got := attributeOf(d, "nominal_heat_flow"); got != nil {
 		t.Fatalf("the attribute's value was removed from the query, it shows %v", got)
+	}
+}
+
+// Every list route answers page and per_page: each GET whose answer is a
+// list takes them (none answers "unknown query parameter"), and the routes
+// that built their whole list answer the page asked for, a bare array
+// with its length in X-Total-Count, {items, meta} with the meta counted.
+func TestEveryListRouteAnswersPages(t *testing.T) {
+	f := newCIPFixture(t, "pg_a", "pg_b")
+	e, c, pid := f.e, f.c, f.pid
+	e.newProject(c.Admin)
+	for i := 0; i < 2; i++ {
+		e.do("POST", mqPath(pid), c.Admin, mqBody(uniq("pg"))).want(t, 201)
+		rbCreateProjectRole(e, c.Admin, pid, []int32{})
+		rbCreateCompanyRole(e, c.Admin, []int32{})
+		f.create(t, c.Admin, "room")
+	}
+	room := f.components["room"]
+
+	lists := 0
+	for _, rt := range e.srv.routes {
+		if rt.Method != "GET" || !isList(reflect.TypeOf(rt.Resp)) {
+			continue
+		}
+		lists++
+		path := strings.NewReplacer("{project_id}", itoa(pid), "{component_id}", itoa(room)).Replace(rt.Path)
+		path = anyPathParam.ReplaceAllString(path, "1")
+		q := url.Values{"page": {"1"}, "per_page": {"1"}}
+		if rt.Tag == "project" && !strings.Contains(rt.Path, "{project_id}") {
+			q.Set("project_id", itoa(pid))
+		}
+		r := e.do("GET", path+"?"+q.Encode(), c.Admin, nil)
+		if msg, _ := r.JSON["error"].(string); r.Status == 400 && (strings.Contains(msg, "page") || strings.Contains(msg, "unknown query parameter")) {
+			t.Errorf("GET %s refuses page and per_page: %s", rt.Path, r.Body)
+		}
+	}
+	if lists < 15 {
+		t.Fatalf("only %d list routes found", lists)
+	}
+
+	// Pages of lists the handlers build whole.
+	for _, path := range []string{"/v2/meta/endpoints", "/v2/company/roles", fmt.Sprintf("/v2/project/%d/roles", pid),
+		fmt.Sprintf("/v2/project/%d/mqttusers", pid), "/v2/user/projects", "/v2/components", fmt.Sprintf("/v2/component/%d/pins", room)} {
+		t.Run(path, func(t *testing.T) {
+			whole := e.do("GET", path, c.Admin, nil).want(t, 200)
+			if whole.Header.Get("X-Total-Count") != "" || len(whole.List) < 2 {
+				t.Fatalf("without page: the whole list, no count (%d items, X-Total-Count %q)", len(whole.List), whole.Header.Get("X-Total-Count"))
+			}
+			for page := 1; page <= 2; page++ {
+				r := e.do("GET", fmt.Sprintf("%s?page=%d&per_page=1", path, page), c.Admin, nil).want(t, 200)
+				if len(r.List) != 1 || fmt.Sprint(r.List[0]) != fmt.Sprint(whole.List[page-1]) {
+					t.Fatalf("page %d of 1: %s, want item %d of %s", page, r.Body, page, whole.Body)
+				}
+				if got := r.Header.Get("X-Total-Count"); got != itoa(int64(len(whole.List))) {
+					t.Fatalf("X-Total-Count %q, want %d", got, len(whole.List))
+				}
+			}
+			beyond := e.do("GET", fmt.Sprintf("%s?page=%d&per_page=1000", path, 2), c.Admin, nil).want(t, 200)
+			if string(beyond.Body) != "[]" {
+				t.Fatalf("a page beyond the list: %s, want []", beyond.Body)
+			}
+			e.do("GET", path+"?per_page=1001", c.Admin, nil).wantError(t, 400)
+			e.do("GET", path+"?page=0", c.Admin, nil).wantError(t, 400)
+		})
+	}
+	cips := fmt.Sprintf("/v2/project/%d/componentsInProject", pid)
+	r := e.do("GET", cips+"?page=2&per_page=1", c.Admin, nil).want(t, 200)
+	items, _ := r.JSON["items"].([]any)
+	if len(items) != 1 || num(t, r.JSON, "meta.current_page") != 2 || num(t, r.JSON, "meta.items_per_page") != 1 ||
+		num(t, r.JSON, "meta.total_items") != 2 || num(t, r.JSON, "meta.total_pages") != 2 {
+		t.Fatalf("componentsInProject page 2 of 1: %s", r.Body)
 	}
 }

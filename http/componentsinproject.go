@@ -74,7 +74,7 @@ type cipListItem struct {
 
 type cipList struct {
 	Items []cipListItem `json:"items"`
-	Meta  pagination    `json:"meta" doc:"the whole list is one page"`
+	Meta  pagination    `json:"meta" doc:"the page asked for; without page and per_page the whole list is one page"`
 }
 
 // cipDetail is a mapped component as the caller may see it.

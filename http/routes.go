@@ -158,7 +158,7 @@ func v2Routes(s *Server) []*route {
 			Summary: "Map a catalog component into the project", Body: cipRequest{}, Resp: envelopeOf[cipDetail]{}, Query: queryParams(cipRequest{}, cipCreateQuery()...), RefusedBody: []string{"abbreviation", "name"}, Handle: s.createComponentInProject,
 			Errors: map[int]string{404: "no component with this component_id"}},
 		{Method: "GET", Path: "/v2/project/{project_id}/componentsInProject", Tag: project, Summary: "The project's mapped components",
-			Resp: cipList{}, RefusedQuery: []string{"filter", "language", "page", "per_page", "search", "sort_by", "sort_order"}, Handle: s.listComponentsInProject},
+			Resp: cipList{}, RefusedQuery: []string{"filter", "language", "search", "sort_by", "sort_order"}, Handle: s.listComponentsInProject},
 		{Method: "GET", Path: "/v2/project/{project_id}/componentInProject/{componentinproject_id}", Tag: project,
 			Summary: "A mapped component: its pins (a mapped datapoint shown only to a caller who may read it) and attribute values",
 			Resp:    cipDetail{}, RefusedQuery: []string{"language"}, Handle: s.getComponentInProject},

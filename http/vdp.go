@@ -222,11 +222,8 @@ func readableOnly[T any](ctx context.Context, s *Server, cl *call, items []T, id
 // pageOf is page number page (from 1) of list, perPage items a page;
 // empty past the end.
 func pageOf[T any](list []T, page, perPage int) []T {
-	from := len(list)
-	if page <= len(list)/perPage+1 { // (page-1)*perPage cannot overflow
-		from = min((page-1)*perPage, len(list))
-	}
-	return list[from:min(from+perPage, len(list))]
+	from, to := pageBounds(len(list), page, perPage)
+	return list[from:to]
 }
 
 // vdpParam reads the dataPointID query parameter every route takes.
