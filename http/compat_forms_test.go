@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The forms aedifion's published clients send (issue 17, item 12): a user
@@ -186,4 +187,41 @@ func TestEveryListRouteAnswersPages(t *testing.T) {
 		num(t, r.JSON, "meta.total_items") != 2 || num(t, r.JSON, "meta.total_pages") != 2 {
 		t.Fatalf("componentsInProject page 2 of 1: %s", r.Body)
 	}
+}
+
+// start equal to end with closed_interval=true answers the value at that
+// instant: the observation at it, or the last before it; without
+// closed_interval an empty window is still refused.
+func TestTimeseriesClosedIntervalAtAnInstant(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	tsUpload(e, c.Admin, pid, "inst", tsMinute, 1, 2, 3)
+	at := func(d time.Duration) string { return tsT0.Add(d).Format(time.RFC3339Nano) }
+	for _, tc := range []struct {
+		name string
+		t    time.Duration
+		want string
+	}{
+		{"at an observation", time.Minute, "1:2"},
+		{"between observations", 90 * time.Second, "1.5m:2"},
+		{"after the last", time.Hour, "60:3"},
+		{"before the first", -time.Minute, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tsGet(e, c.Admin, pid, "inst", "start", at(tc.t), "end", at(tc.t), "closed_interval", "true")
+			if got := tsCells(t, r, "value"); got != tc.want {
+				t.Fatalf("at %s: %q, want %q", tc.t, got, tc.want)
+			}
+		})
+	}
+	short := tsGet(e, c.Admin, pid, "inst", "start", at(time.Minute), "end", at(time.Minute), "closed_interval", "true", "short", "true").want(t, 200)
+	if string(short.Body) != `[["`+at(time.Minute)+`",2]]` {
+		t.Fatalf("short answer at an instant: %s", short.Body)
+	}
+	r := tsGet(e, c.Admin, pid, "inst", "start", at(time.Minute), "end", at(time.Minute)).wantError(t, 400)
+	if !strings.Contains(r.JSON["error"].(string), "closed_interval=true") {
+		t.Fatalf("without closed_interval: %s", r.Body)
+	}
+	tsGet(e, c.Admin, pid, "inst", "start", at(2*time.Minute), "end", at(time.Minute), "closed_interval", "true").wantError(t, 400)
 }
