@@ -66,7 +66,11 @@ func pageRequestOf(c *fiber.Ctx) (pageRequest, error) {
 
 // apply cuts the page out of a handler's whole list.
 func (p pageRequest) apply(c *fiber.Ctx, res any) any {
-	if !p.asked || res == nil {
+	switch res.(type) {
+	case nil, rawJSON, streamedJSON:
+		return res // encoded already: a list route answers its values
+	}
+	if !p.asked {
 		return res
 	}
 	v := reflect.ValueOf(res)
