@@ -1,6 +1,7 @@
 package http
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -106,6 +107,31 @@ func TestComponentMappingQueryForm(t *testing.T) {
 			}
 		})
 	}
+	// The document says so: the query parameters are declared, and the
+	// body requires none of the fields they can give.
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters  []struct{ Name string }
+			RequestBody struct {
+				Required bool
+				Content  map[string]struct{ Schema struct{ Required []string } }
+			}
+		}
+	}
+	if err := json.Unmarshal(e.do("GET", "/v2/openapi.json", nil, nil).want(t, 200).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	op := doc.Paths["/v2/project/{project_id}/componentInProject/pin/datapoint"]["post"]
+	var names []string
+	for _, p := range op.Parameters {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, ","); !strings.Contains(got, "componentinproject_id,pin_id,dataPointID") || op.RequestBody.Required ||
+		len(op.RequestBody.Content["application/json"].Schema.Required) != 0 {
+		t.Fatalf("the document of POST .../pin/datapoint: parameters %s, body required %v, fields required %v", got, op.RequestBody.Required,
+			op.RequestBody.Content["application/json"].Schema.Required)
+	}
+
 	// The same value in both places is one value.
 	e.do("DELETE", f.path("/attribute")+q("componentinproject_id", hp, "key", "nominal_heat_flow"), admin,
 		map[string]any{"componentinproject_id": hp}).want(t, 200)

@@ -98,7 +98,12 @@ func operation(r *route, bodyLimit int) map[string]any {
 		op["parameters"] = params
 	}
 	if r.Body != nil {
-		content := map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
+		schema := schemaOf(reflect.TypeOf(r.Body))
+		required := bodyRequired(r.Body)
+		if _, hasRequired := schema["required"]; hasRequired && len(r.Query) > 0 {
+			required = withoutQueryFields(schema, r.Query)
+		}
+		content := map[string]any{"application/json": map[string]any{"schema": schema}}
 		if _, isForm := r.Body.(tokenForm); isForm {
 			content = map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
 		}
@@ -112,7 +117,7 @@ func operation(r *route, bodyLimit int) map[string]any {
 		if r.StreamBody {
 			limit = "streamed; at most " + itoa(int64(bodyLimit)) + " bytes"
 		}
-		op["requestBody"] = map[string]any{"required": bodyRequired(r.Body), "content": content, "description": limit}
+		op["requestBody"] = map[string]any{"required": required, "content": content, "description": limit}
 	}
 	status := r.Status
 	if status == 0 {
@@ -301,6 +306,23 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// withoutQueryFields drops from a body schema's required list the fields
+// its route takes as query parameters too (decodeWithQuery, aedifion's
+// form): either place gives them, so neither is required as such. It
+// reports whether a required field is left, which makes the body required.
+func withoutQueryFields(schema map[string]any, query []param) bool {
+	required, _ := schema["required"].([]string)
+	kept := slices.DeleteFunc(slices.Clone(required), func(name string) bool {
+		return slices.ContainsFunc(query, func(p param) bool { return p.Name == name })
+	})
+	if len(kept) == 0 {
+		delete(schema, "required")
+	} else {
+		schema["required"] = kept
+	}
+	return len(kept) > 0
+}
 
 // bodyRequired says whether a route needs a body: a multipart upload, a
 // JSON array or object value, or a struct with a required field does; the
