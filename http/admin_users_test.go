@@ -38,15 +38,16 @@ func TestCreateUserBothForms(t *testing.T) {
 			}
 			e.do("GET", "/v2/company", u, nil).wantError(t, 403)
 
-			// company_id is required (api.md 4.2: all required).
+			// company_id null or left out is the caller's company (issue 17:
+			// aedifion's body has none; api.md 4.2 lists it as required).
 			for _, id := range []any{nil, "absent"} {
 				body := map[string]any{"firstName": "Otto", "lastName": "Omitted", "email": uniq("otto") + "@example.com", "password": "otto-password"}
 				if id == nil {
 					body["company_id"] = nil
 				}
-				r = e.do("POST", path, c.Admin, body).wantError(t, 400)
-				if !strings.Contains(r.JSON["error"].(string), "company_id") {
-					t.Fatalf("the 400 does not name company_id: %s", r.Body)
+				r = e.do("POST", path, c.Admin, body).want(t, 200)
+				if num(t, r.resource(t), "company_id") != c.ID {
+					t.Fatalf("company_id %v: the user did not join the caller's company: %s", id, r.Body)
 				}
 			}
 		})
@@ -97,10 +98,19 @@ func TestUpdateUserChangesOnlyTheCaller(t *testing.T) {
 	v, vid := e.newUser(c)
 
 	newEmail := uniq("renamed") + "@example.com"
-	r := e.do("PUT", "/v2/user", u, map[string]any{
-		"id": vid, "company_id": c.ID + 1000, // ignored: a user changes only themself
-		"firstName": "Ulla", "lastName": "Updated", "email": newEmail, "address": "Main St 1", "phone": "+49 30 123",
-	}).want(t, 200)
+	update := map[string]any{"firstName": "Ulla", "lastName": "Updated", "email": newEmail, "address": "Main St 1", "phone": "+49 30 123"}
+	// id and company_id are no fields of the update (a user changes only
+	// themself): refused by name, nothing changed.
+	for _, field := range []string{"id", "company_id"} {
+		r := e.do("PUT", "/v2/user", u, map[string]any{field: vid, "firstName": "Ulla"}).wantError(t, 400)
+		if !strings.Contains(r.JSON["error"].(string), `unknown field "`+field+`"`) {
+			t.Fatalf("PUT /v2/user with %s: %s", field, r.Body)
+		}
+	}
+	if me := e.do("GET", "/v2/user", u, nil).want(t, 200); adStr(t, me.JSON, "user.firstName") == "Ulla" {
+		t.Fatalf("a refused update changed the user: %s", me.Body)
+	}
+	r := e.do("PUT", "/v2/user", u, update).want(t, 200)
 	res := adWantOp(t, r, "update")
 	if num(t, res, "id") != uid || num(t, res, "company_id") != c.ID || res["firstName"] != "Ulla" ||
 		res["lastName"] != "Updated" || res["email"] != newEmail {

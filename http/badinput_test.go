@@ -176,7 +176,9 @@ func biCases(w *biWorld) []biCase {
 			biCase{name: "missing email", method: "POST", path: path, body: user(map[string]any{"email": nil}), status: 400, op: "create"},
 			biCase{name: "missing firstName", method: "POST", path: path, body: user(map[string]any{"firstName": nil}), status: 400, op: "create"},
 			biCase{name: "missing lastName", method: "POST", path: path, body: user(map[string]any{"lastName": nil}), status: 400, op: "create"},
-			biCase{name: "missing company_id", method: "POST", path: path, body: user(map[string]any{"company_id": nil}), status: 400, op: "create"},
+			// Without company_id the user joins the caller's company;
+			// another company's id is refused.
+			biCase{name: "another company's id", method: "POST", path: path, body: user(map[string]any{"company_id": w.c.ID + 1000}), status: 403, op: "create"},
 			biCase{name: "password of 4 characters in 8 bytes", method: "POST", path: path, body: user(map[string]any{"password": "üüüü"}), status: 400, op: "create"},
 			biCase{name: "empty firstName", method: "POST", path: path, body: user(map[string]any{"firstName": " "}), status: 400, op: "create"},
 			biCase{name: "empty email", method: "POST", path: path, body: user(map[string]any{"email": ""}), status: 400, op: "create"},

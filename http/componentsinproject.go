@@ -56,6 +56,14 @@ type attributeDeleteRequest struct {
 	Key                  *string `json:"key" required:"true" maxLength:"200"`
 }
 
+// The body fields each mapping route takes as query parameters too, as
+// aedifion's document has them (decodeWithQuery).
+func cipCreateQuery() []string       { return []string{"component_id"} }
+func pinMappingQuery() []string      { return []string{"componentinproject_id", "pin_id", "dataPointID"} }
+func pinUnmapQuery() []string        { return []string{"componentinproject_id", "pin_id"} }
+func attributeQuery() []string       { return []string{"componentinproject_id", "key", "value"} }
+func attributeDeleteQuery() []string { return []string{"componentinproject_id", "key"} }
+
 // cipListItem is an entry of GET componentsInProject.
 type cipListItem struct {
 	ID          int64  `json:"id"`
@@ -66,7 +74,7 @@ type cipListItem struct {
 
 type cipList struct {
 	Items []cipListItem `json:"items"`
-	Meta  pagination    `json:"meta" doc:"the whole list is one page"`
+	Meta  pagination    `json:"meta" doc:"the page asked for; without page and per_page the whole list is one page"`
 }
 
 // cipDetail is a mapped component as the caller may see it.
@@ -98,7 +106,7 @@ type cipPin struct {
 
 func (s *Server) createComponentInProject(c *fiber.Ctx, cl *call) (any, error) {
 	var req cipRequest
-	if err := decode(c, &req); err != nil {
+	if err := decodeWithQuery(c, &req, cipCreateQuery()...); err != nil {
 		return nil, err
 	}
 	if _, ok := s.components.Component(*req.ComponentID); !ok {
@@ -171,7 +179,7 @@ func (s *Server) deleteComponentInProject(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) mapPin(how store.Mapping) handlerFunc {
 	return func(c *fiber.Ctx, cl *call) (any, error) {
 		var req pinMappingRequest
-		if err := decode(c, &req); err != nil {
+		if err := decodeWithQuery(c, &req, pinMappingQuery()...); err != nil {
 			return nil, err
 		}
 		if err := s.requireDatapointAccess(c, cl, []string{*req.DataPointID}, false); err != nil {
@@ -186,7 +194,7 @@ func (s *Server) mapPin(how store.Mapping) handlerFunc {
 
 func (s *Server) unmapPin(c *fiber.Ctx, cl *call) (any, error) {
 	var req pinUnmapRequest
-	if err := decode(c, &req); err != nil {
+	if err := decodeWithQuery(c, &req, pinUnmapQuery()...); err != nil {
 		return nil, err
 	}
 	if err := s.store.UnmapPin(c.UserContext(), cl.ProjectID, *req.ComponentInProjectID, *req.PinID); err != nil {
@@ -200,7 +208,7 @@ func (s *Server) unmapPin(c *fiber.Ctx, cl *call) (any, error) {
 func (s *Server) setAttribute(how store.Mapping) handlerFunc {
 	return func(c *fiber.Ctx, cl *call) (any, error) {
 		var req attributeRequest
-		if err := decode(c, &req); err != nil {
+		if err := decodeWithQuery(c, &req, attributeQuery()...); err != nil {
 			return nil, err
 		}
 		def, err := s.cipAttributeDefinition(c, cl, *req.ComponentInProjectID, *req.Key)
@@ -223,7 +231,7 @@ func (s *Server) setAttribute(how store.Mapping) handlerFunc {
 
 func (s *Server) deleteAttribute(c *fiber.Ctx, cl *call) (any, error) {
 	var req attributeDeleteRequest
-	if err := decode(c, &req); err != nil {
+	if err := decodeWithQuery(c, &req, attributeDeleteQuery()...); err != nil {
 		return nil, err
 	}
 	def, err := s.cipAttributeDefinition(c, cl, *req.ComponentInProjectID, *req.Key)

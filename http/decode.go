@@ -19,17 +19,31 @@ import (
 // empty body counts as {}. Every failure is a 400 that names the field or
 // the offset. (wrap checked the body's text before: checkBodyText.)
 func decode(c *fiber.Ctx, dst any) error {
-	body := bytes.TrimSpace(c.Body())
+	return decodeBytes(c.Body(), dst)
+}
+
+// decodeBytes is decode of a body at hand.
+func decodeBytes(body []byte, dst any) error {
+	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(dst); err != nil {
+	err := decodeJSON(body, dst)
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) && strings.HasPrefix(typ.Value, "number") && isInteger(typ.Type) {
+		// 3600.0 or 1e3 for an integer field: JSON carries the integer
+		// exactly, so it is taken; 3600.5 is still refused.
+		if plain, changed := integralNumbers(body); changed {
+			body = plain
+			reset(dst)
+			err = decodeJSON(body, dst)
+		}
+	}
+	if err != nil {
 		return decodeError(err)
 	}
-	// More would miss a stray } or ]: only the end of the body may follow.
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fault.Invalidf("malformed JSON: unexpected data after the object")
+	if err := refuseUnknown(body, dst); err != nil {
+		return err
 	}
 	if err := checkRequired(dst); err != nil {
 		return err
@@ -37,10 +51,44 @@ func decode(c *fiber.Ctx, dst any) error {
 	return checkLengths(reflect.ValueOf(dst), "")
 }
 
+// decodeJSON decodes one JSON value, and nothing after it, into dst.
+func decodeJSON(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(dst); err != nil {
+		return err
+	}
+	// More would miss a stray } or ]: only the end of the body may follow.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.Invalidf("malformed JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+// reset zeroes what dst points at before a second decoding.
+func reset(dst any) {
+	v := reflect.ValueOf(dst).Elem()
+	v.Set(reflect.Zero(v.Type()))
+}
+
+func isInteger(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
 func decodeError(err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var done *fault.Error
 	switch {
+	case errors.As(err, &done):
+		return err
 	case errors.As(err, &syn):
 		return fault.Invalidf("malformed JSON at offset %d", syn.Offset)
 	case errors.As(err, &typ):
@@ -59,14 +107,14 @@ func jsonKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if isInteger(t) {
+		return "an integer"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.Slice, reflect.Array:

@@ -37,7 +37,7 @@ var timeseriesParams = []param{
 		"or an RFC 3339 date-time; T or a space between date and time; offset Z, +01, +0100 or +01:00 (UTC when " +
 		"missing; a + decoded to a space by form encoding is read as +). With start but no end: the first max observations from start."},
 	{Name: "end", Type: "string", Doc: "exclusive: observations before end. Same forms as start. With end but no start: the last max observations before end. " +
-		"start must be before end."},
+		"start must be before end, or equal to it with closed_interval=true: the value at that instant."},
 	{Name: "max", Type: "integer", Doc: "at most this many observations (integer >= 0); 0 returns all. Ignored when both start and end " +
 		"are given, and with samplerate. Default 1000: without start, end and max the answer is the newest 1000 observations, ascending. " +
 		"Answers of more than 1000000 observations are streamed."},
@@ -133,7 +133,9 @@ func parseTimeseriesQuery(c *fiber.Ctx) (timeseriesQuery, error) {
 	if q.End, err = parseQueryTime("end", c.Query("end")); err != nil {
 		return q, err
 	}
-	if !q.Start.IsZero() && !q.End.IsZero() && !q.Start.Before(q.End) {
+	// start equal to end is an instant, asked with closed_interval
+	// (parseExportCompat refuses it without).
+	if !q.Start.IsZero() && !q.End.IsZero() && q.Start.After(q.End) {
 		return q, fault.Invalidf("start (%s) must be before end (%s)", q.Start.Format(time.RFC3339Nano), q.End.Format(time.RFC3339Nano))
 	}
 	q.Max = defaultMax

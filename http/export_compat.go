@@ -40,7 +40,8 @@ var exportCompatParams = []param{
 	{Name: "closed_interval", Type: "boolean", Doc: "true: also answer a point at start and at end (each when given) holding the last " +
 		"value recorded at or before that time, unless an observation lies exactly at start; the point at end is the observation " +
 		"exactly at end when there is one (end is otherwise exclusive). No point where nothing was recorded before. The points " +
-		"come in addition to max. Needs start or end; not with samplerate (400). Default false."},
+		"come in addition to max. Needs start or end; not with samplerate (400). Default false. With start equal to end: one point " +
+		"at that instant, the last value recorded at or before it (none when nothing was recorded before)."},
 }
 
 // parseExportCompat reads the parameters into q, after the others.
@@ -69,6 +70,10 @@ func parseExportCompat(c *fiber.Ctx, q *timeseriesQuery) error {
 	}
 	if q.Closed && q.Start.IsZero() && q.End.IsZero() {
 		return fault.Invalidf("closed_interval needs start or end")
+	}
+	if q.instant() && !q.Closed {
+		return fault.Invalidf("start (%s) must be before end; equal to it only with closed_interval=true, which answers the value at that instant",
+			q.Start.Format(time.RFC3339Nano))
 	}
 	return nil
 }
@@ -144,7 +149,9 @@ func (s *Server) closedBounds(ctx context.Context, dp int64, q timeseriesQuery) 
 		}
 		return &pts[0], nil
 	}
-	if !q.Start.IsZero() {
+	// At an instant the point at end is the one answer: the observation
+	// at it or the last before it.
+	if !q.Start.IsZero() && !q.instant() {
 		p, err := lastAtOrBefore(q.Start)
 		if err != nil {
 			return nil, nil, err
@@ -164,6 +171,9 @@ func (s *Server) closedBounds(ctx context.Context, dp int64, q timeseriesQuery) 
 	}
 	return head, tail, nil
 }
+
+// instant reports a read of one instant: start equal to end.
+func (q timeseriesQuery) instant() bool { return !q.Start.IsZero() && q.Start.Equal(q.End) }
 
 // withBounds puts the closed_interval points around pts.
 func withBounds(pts []store.Point, head, tail *store.Point) []store.Point {

@@ -55,6 +55,9 @@ type route struct {
 	// does not support: a request carrying one answers 400 naming it,
 	// before anything is done (params.go, decisions.md 10).
 	RefusedQuery, RefusedBody []string
+	// PagedByWrap list routes answer their whole list and wrap cuts the
+	// page asked for out of it (set by pageLists, paging.go).
+	PagedByWrap bool
 }
 
 // smallBodyLimit is the body limit of every route but the JSON upload:
@@ -136,6 +139,13 @@ func (s *Server) wrap(r *route) fiber.Handler {
 		if err := checkQueryNames(c, r); err != nil {
 			return err
 		}
+		var page pageRequest
+		if r.PagedByWrap {
+			var err error
+			if page, err = pageRequestOf(c); err != nil {
+				return err
+			}
+		}
 		if !r.StreamBody {
 			if err := s.readBody(c, s.bodyLimit(r)); err != nil {
 				return err
@@ -147,6 +157,9 @@ func (s *Server) wrap(r *route) fiber.Handler {
 		res, err := r.Handle(c, cl)
 		if err != nil {
 			return err
+		}
+		if r.PagedByWrap {
+			res = page.apply(c, res)
 		}
 		status := r.Status
 		if status == 0 {

@@ -32,6 +32,10 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 			"description": "The /v2 API and the operator API. Endpoint ids for roles come from GET /v2/meta/endpoints. " +
 				"Every operation answers 400 to a query parameter it does not declare (unknown query parameter), and to a parameter " +
 				"of aedifion's API that bdp does not support (listed in the operation's description), rather than ignore it. " +
+				"Likewise a JSON body field its request schema does not declare, at any depth, names are matched exactly " +
+				"(400 unknown field \"path\", nothing changed); fields of aedifion's document for the operation are declared " +
+				"(used, or described as ignored) or refused by name. An integer field takes a number written with a zero " +
+				"fraction or an exponent (3600.0, 1e3) when its value is an integer exactly. " +
 				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
 				"key mqtt_ws; over TLS on BDP_MQTT_TLS_ADDR, key mqtt_tls; over WebSocket over TLS on BDP_MQTT_WSS_ADDR, key mqtt_wss) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
 				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +
@@ -97,7 +101,12 @@ func operation(r *route, bodyLimit int) map[string]any {
 		op["parameters"] = params
 	}
 	if r.Body != nil {
-		content := map[string]any{"application/json": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
+		schema := schemaOf(reflect.TypeOf(r.Body))
+		required := bodyRequired(r.Body)
+		if _, hasRequired := schema["required"]; hasRequired && len(r.Query) > 0 {
+			required = withoutQueryFields(schema, r.Query)
+		}
+		content := map[string]any{"application/json": map[string]any{"schema": schema}}
 		if _, isForm := r.Body.(tokenForm); isForm {
 			content = map[string]any{"application/x-www-form-urlencoded": map[string]any{"schema": schemaOf(reflect.TypeOf(r.Body))}}
 		}
@@ -111,7 +120,7 @@ func operation(r *route, bodyLimit int) map[string]any {
 		if r.StreamBody {
 			limit = "streamed; at most " + itoa(int64(bodyLimit)) + " bytes"
 		}
-		op["requestBody"] = map[string]any{"required": bodyRequired(r.Body), "content": content, "description": limit}
+		op["requestBody"] = map[string]any{"required": required, "content": content, "description": limit}
 	}
 	status := r.Status
 	if status == 0 {
@@ -303,6 +312,23 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 }
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// withoutQueryFields drops from a body schema's required list the fields
+// its route takes as query parameters too (decodeWithQuery, aedifion's
+// form): either place gives them, so neither is required as such. It
+// reports whether a required field is left, which makes the body required.
+func withoutQueryFields(schema map[string]any, query []param) bool {
+	required, _ := schema["required"].([]string)
+	kept := slices.DeleteFunc(slices.Clone(required), func(name string) bool {
+		return slices.ContainsFunc(query, func(p param) bool { return p.Name == name })
+	})
+	if len(kept) == 0 {
+		delete(schema, "required")
+	} else {
+		schema["required"] = kept
+	}
+	return len(kept) > 0
+}
 
 // bodyRequired says whether a route needs a body: a multipart upload, a
 // JSON array or object value, or a struct with a required field does; the

@@ -213,6 +213,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 // syncCatalog persists the declared /v2 routes and learns their ids.
 func (s *Server) syncCatalog(ctx context.Context) error {
 	s.routes = v2Routes(s)
+	pageLists(s.routes)
 	decls := make([]store.Endpoint, len(s.routes))
 	for i, r := range s.routes {
 		decls[i] = store.Endpoint{Method: r.Method, Path: r.Path, Tag: r.Tag}

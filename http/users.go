@@ -24,7 +24,7 @@ func (s *Server) getUser(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type createUserRequest struct {
-	CompanyID *int64  `json:"company_id" required:"true" doc:"must be the caller's company"`
+	CompanyID *int64  `json:"company_id" doc:"optional, unlike api.md 4.2 (aedifion's body has none; issue 17): null or left out is the caller's company, which the user joins; another company answers 403"`
 	FirstName *string `json:"firstName" required:"true" maxLength:"200"`
 	LastName  *string `json:"lastName" required:"true" maxLength:"200"`
 	Email     *string `json:"email" required:"true" maxLength:"254"`
@@ -173,6 +173,11 @@ func decodePasswordRequest(c *fiber.Ctx, req *passwordRequest) error {
 		return decode(c, req)
 	}
 	form := c.Request().PostArgs()
+	for k := range form.All() {
+		if name := string(k); name != "current_password" && name != "new_password" {
+			return fault.Invalidf("unknown field %q: the form takes current_password, new_password; nothing was changed", clip(name))
+		}
+	}
 	for _, f := range []struct {
 		name string
 		dst  **string

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +43,27 @@ type vdpObject struct {
 	Status      string            `json:"status"`
 	StatusCode  int               `json:"status_code"`
 }
+
+// vdpCreateBody is what the creation body may hold: the configuration
+// (pins, parameters; read by actors.ParseConfig) and, taken and ignored,
+// the other members of the GET answer, so that an answer posted back
+// creates the same configuration. Anything else is refused by name.
+type vdpCreateBody struct {
+	Pins        json.RawMessage `json:"pins"`
+	Parameters  json.RawMessage `json:"parameters"`
+	DataPointID json.RawMessage `json:"dataPointID"`
+	Type        json.RawMessage `json:"type"`
+	VDPType     json.RawMessage `json:"vdp_type"`
+	Description json.RawMessage `json:"description"`
+	Logs        json.RawMessage `json:"logs"`
+	Status      json.RawMessage `json:"status"`
+	StatusCode  json.RawMessage `json:"status_code"`
+}
+
+// vdpIgnoredDoc says so in the OpenAPI document.
+const vdpIgnoredDoc = "The body is the configuration, {pins, parameters}. The other members of the GET answer (dataPointID, type, vdp_type, " +
+	"description, logs, status, status_code) are taken and ignored, so that an answer posted back creates the same configuration " +
+	"(the query parameters name the datapoint, type and description); any other member answers 400 naming it."
 
 func toVDPObject(v store.VDP) (vdpObject, error) {
 	cfg, err := storedConfig(v)
@@ -200,11 +222,8 @@ func readableOnly[T any](ctx context.Context, s *Server, cl *call, items []T, id
 // pageOf is page number page (from 1) of list, perPage items a page;
 // empty past the end.
 func pageOf[T any](list []T, page, perPage int) []T {
-	from := len(list)
-	if page <= len(list)/perPage+1 { // (page-1)*perPage cannot overflow
-		from = min((page-1)*perPage, len(list))
-	}
-	return list[from:min(from+perPage, len(list))]
+	from, to := pageBounds(len(list), page, perPage)
+	return list[from:to]
 }
 
 // vdpParam reads the dataPointID query parameter every route takes.
@@ -229,10 +248,14 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 	if err := s.requireVDPAccess(c, cl, id, needWrite, nil); err != nil {
 		return nil, err
 	}
-	// decode refuses data after the object as for PUT; ParseConfig
-	// judges the whole body again (decode lets a closing } or ] pass).
-	if err := decode(c, &json.RawMessage{}); err != nil {
-		return nil, err
+	// decode refuses data after the object as for PUT, and members that
+	// are neither the configuration's nor the answer's (ParseConfig would
+	// pass them by); ParseConfig judges the whole body again, and names a
+	// body that is no object in its own terms.
+	if body := bytes.TrimSpace(c.Body()); len(body) == 0 || body[0] == '{' {
+		if err := decode(c, &vdpCreateBody{}); err != nil {
+			return nil, err
+		}
 	}
 	typ := actors.CanonicalType(c.Query("type"))
 	cfg, err := actors.ParseConfig(typ, c.Body())

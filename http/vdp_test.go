@@ -334,8 +334,8 @@ func TestVDPCreateRefusesWrongShapes(t *testing.T) {
 
 // A key the config does not know inside a pin, a data_range or the
 // parameters is a typo that would silently change the calculation: 400.
-// Keys beside pins and parameters are ignored (clients send back what
-// they got).
+// Beside pins and parameters, the members of the GET answer are ignored
+// (clients send back what they got); any other member is refused.
 func TestVDPCreateRefusesUnknownKeys(t *testing.T) {
 	e := newTestEnv(t)
 	c := e.newCompany()
@@ -358,8 +358,10 @@ func TestVDPCreateRefusesUnknownKeys(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) { createRefused(t, e, c.Admin, pid, tt.typ, []byte(tt.body), tt.want) })
 	}
+	createRefused(t, e, c.Admin, pid, "formula", []byte(`{"pins":{"P1":{"dataPointID":"a"}},`+formula+`,"type":"formula","comment":"not a member"}`),
+		`unknown field "comment"`)
 	e.do("POST", vdpPath(pid, "", "dataPointID", "out", "type", "formula"), c.Admin,
-		[]byte(`{"pins":{"P1":{"dataPointID":"a"}},`+formula+`,"type":"formula","comment":"top-level keys pass"}`)).want(t, 200)
+		[]byte(`{"pins":{"P1":{"dataPointID":"a"}},`+formula+`,"type":"formula","status":"Running","logs":[]}`)).want(t, 200)
 }
 
 // What GET answers (defaults filled in) is a valid config: posting it,
