@@ -325,20 +325,8 @@ func TestAppStopsWhenItsProjectIsDeleted(t *testing.T) {
 func TestReloadedAppWritesItsValueAgain(t *testing.T) {
 	e := newEnv(t)
 	rt := e.runtime(nil)
-	unwatch, err := rt.WatchDevices(e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unwatch()
-	p, dev := e.project("reload", "sp")
-	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
-		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
-	app, plan, err := e.app(p, room, "schedule", "room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.start(rt, plan)
-	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	e.watchDevices(rt)
+	p, dev, app := e.roomSchedule(rt, "reload")
 	dev.SetSlot("sp", 13, nil) // the crash: the priority array is gone
 	alive := func(project int64) {
 		payload := fmt.Sprintf(`{"time":%q,"apps":[{"id":%q,"running":true}],"events":[{"time":%q,"kind":"reload","app_id":%q}]}`,
@@ -383,20 +371,8 @@ func TestDeviceWithoutTheRunningAppGetsItBack(t *testing.T) {
 			t.Run(tc.name+"/"+broker.name, func(t *testing.T) {
 				e := newEnvOn(t, broker.mosquitto)
 				rt := e.runtime(nil)
-				unwatch, err := rt.WatchDevices(e.broker)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer unwatch()
-				p, dev := e.project("back", "sp")
-				room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
-					map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
-				app, plan, err := e.app(p, room, "schedule", "room")
-				if err != nil {
-					t.Fatal(err)
-				}
-				e.start(rt, plan)
-				e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+				e.watchDevices(rt)
+				p, dev, app := e.roomSchedule(rt, "back")
 				time.Sleep(500 * time.Millisecond) // heartbeats that list the app: nothing to do
 				if n := appStarts(dev, app.ID); n != 1 {
 					t.Fatalf("a device running the app got %d app_start, want 1", n)

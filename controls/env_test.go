@@ -205,6 +205,33 @@ func (e *env) app(project, cip int64, algorithm, component string) (store.Contro
 	return a, p, err
 }
 
+// watchDevices has rt follow the devices' heartbeats until the test ends.
+func (e *env) watchDevices(rt *controls.Runtime) {
+	e.t.Helper()
+	unwatch, err := rt.WatchDevices(e.broker)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(unwatch)
+}
+
+// roomSchedule starts, in a new project, a schedule app on a room whose
+// setpoint pin is mapped to datapoint sp, and waits for its default (17)
+// in the device's priority array.
+func (e *env) roomSchedule(rt *controls.Runtime, name string) (int64, *edgetest.Device, store.ControlsApp) {
+	e.t.Helper()
+	p, dev := e.project(name, "sp")
+	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
+		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
+	app, plan, err := e.app(p, room, "schedule", "room")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.start(rt, plan)
+	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	return p, dev, app
+}
+
 // start moves an app to Starting, as the run route does, and starts it.
 func (e *env) start(rt *controls.Runtime, p controls.Plan) {
 	e.t.Helper()

@@ -16,20 +16,8 @@ import (
 func TestRefusedReregistrationWaits(t *testing.T) {
 	e := newEnv(t)
 	rt := e.runtime(nil)
-	unwatch, err := rt.WatchDevices(e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unwatch()
-	p, dev := e.project("refusing", "sp")
-	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
-		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
-	app, plan, err := e.app(p, room, "schedule", "room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.start(rt, plan)
-	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	e.watchDevices(rt)
+	_, dev, app := e.roomSchedule(rt, "refusing")
 	dev.SetMode(edgetest.Refuse)
 	dev.Reset()
 	e.waitFor("app_start sent again", func() bool { return appStarts(dev, app.ID) == 2 })
@@ -48,15 +36,7 @@ func TestAppWritesAgainWhenTheDeviceIsBack(t *testing.T) {
 	rt := e.runtime(nil)
 	stop := e.sp.WatchBackOnline(rt.DeviceBack)
 	defer stop()
-	p, dev := e.project("outage", "sp")
-	room := e.component(p, "room", map[string]string{"temperature_setpoint": "sp"},
-		map[string]string{"setpoint_schedule": weekdaySchedule, "setpoint_schedule_default": "17"})
-	app, plan, err := e.app(p, room, "schedule", "room")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.start(rt, plan)
-	e.waitFor("17 written", func() bool { return is(slot(dev, "sp", 13), 17) })
+	p, dev, app := e.roomSchedule(rt, "outage")
 	e.waitFor("the timer of 08:00", func() bool { return e.clock.armed() == 1 })
 	dev.SetLink(false)
 	e.waitFor("the device offline", func() bool { return !e.m.Status(p).Online })
