@@ -143,11 +143,17 @@ def _ready(data_dir):
 def stop(server):
     """Stops the server with SIGTERM (it stops its PostgreSQL too) and
     removes its data directory."""
-    if server.proc.poll() is None:
-        server.proc.send_signal(signal.SIGTERM)
-        try:
-            server.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait()
+    end_process(server.proc, signal.SIGTERM, 60)
     shutil.rmtree(server.data_dir, ignore_errors=True)
+
+
+def end_process(proc, sig, timeout):
+    """Sends sig to a child process still running and waits for it; kills
+    it when it has not ended within timeout seconds."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

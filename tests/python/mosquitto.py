@@ -20,6 +20,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+import bdpserver
+
 BINARY = "/usr/sbin/mosquitto"
 PLUGIN_GLOB = "/usr/lib/*/mosquitto_dynamic_security.so"
 ADMIN_USER = "bdp-admin"
@@ -107,11 +109,5 @@ def start(timeout=10):
 
 
 def stop(broker):
-    if broker.proc.poll() is None:
-        broker.proc.send_signal(signal.SIGINT)
-        try:
-            broker.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            broker.proc.kill()
-            broker.proc.wait()
+    bdpserver.end_process(broker.proc, signal.SIGINT, 10)
     shutil.rmtree(broker.dir, ignore_errors=True)
