@@ -24,7 +24,7 @@ func (s *Server) getUser(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 type createUserRequest struct {
-	CompanyID *int64  `json:"company_id" doc:"optional, unlike api.md 4.2 (aedifion's body has none; issue 17): null or left out is the caller's company, which the user joins; another company answers 403"`
+	CompanyID *int64  `json:"company_id" doc:"optional, unlike api.md 4.2 (aedifion's body has none): null or left out is the caller's company, which the user joins; another company answers 403"`
 	FirstName *string `json:"firstName" required:"true" maxLength:"200"`
 	LastName  *string `json:"lastName" required:"true" maxLength:"200"`
 	Email     *string `json:"email" required:"true" maxLength:"254"`
