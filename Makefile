@@ -23,7 +23,7 @@
 #               a bdp-bench scenario on the base revision and on the working
 #               tree alternately: both sides' medians and head/base, last line
 #               one JSON object (README: Comparing before and after a change)
-#   make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6]
+#   make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6] [BENCHTIME=1s]
 #               a package's Go benchmarks on both sides alternately, benchstat
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
@@ -232,13 +232,14 @@ bench-compare: build
 PKG ?=
 BENCH ?= .
 COUNT ?= 6
+BENCHTIME ?=
 bench-compare-go:
 	@if [ -z "$(BASE)" ] || [ -z "$(PKG)" ]; then \
-		echo "usage: make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6]"; exit 2; fi
+		echo "usage: make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6] [BENCHTIME=1s]"; exit 2; fi
 	@command -v benchstat >/dev/null || { echo "installing benchstat into $(HOME)/go/bin"; \
 		GOBIN="$(HOME)/go/bin" $(GO) install golang.org/x/perf/cmd/benchstat@latest; }
 	$(GO) build -o bin/bdp-bench ./cmd/bdp-bench
-	./bin/bdp-bench compare-go -base '$(BASE)' -pkg '$(PKG)' -bench '$(BENCH)' -count $(COUNT)
+	./bin/bdp-bench compare-go -base '$(BASE)' -pkg '$(PKG)' -bench '$(BENCH)' -count $(COUNT) $(if $(BENCHTIME),-benchtime '$(BENCHTIME)')
 
 clean:
 	rm -rf bin

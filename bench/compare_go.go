@@ -16,6 +16,7 @@ type CompareGoOptions struct {
 	Package   string // one package, e.g. ./pipeline
 	Bench     string // -bench regexp
 	Count     int    // runs of each side
+	Benchtime string // go test -benchtime; "" is go test's default (1s)
 	Repo      string // the working tree
 	Benchstat string // the benchstat command
 	Progress  io.Writer
@@ -57,8 +58,11 @@ func CompareGo(ctx context.Context, o CompareGoOptions) (map[string]any, error) 
 		for _, side := range roundOrder(run) {
 			fmt.Fprintf(o.Progress, "compare-go: run %d of %d, %s: %s -bench %q\n", run+1, o.Count, labels[side], o.Package, o.Bench)
 			// The test binary runs in its package's directory, as go test runs it.
-			cmd := command(ctx, pkgDirs[side], bins[side], "-test.run", "^$", "-test.bench", o.Bench,
-				"-test.benchmem", "-test.count", "1")
+			args := []string{"-test.run", "^$", "-test.bench", o.Bench, "-test.benchmem", "-test.count", "1"}
+			if o.Benchtime != "" {
+				args = append(args, "-test.benchtime", o.Benchtime)
+			}
+			cmd := command(ctx, pkgDirs[side], bins[side], args...)
 			cmd.Stdout = io.MultiWriter(files[side], o.Progress)
 			cmd.Stderr = o.Progress
 			if err := cmd.Run(); err != nil {
@@ -75,7 +79,7 @@ func CompareGo(ctx context.Context, o CompareGoOptions) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"package": o.Package, "bench": o.Bench, "count": o.Count, "base": o.Base,
+	return map[string]any{"package": o.Package, "bench": o.Bench, "count": o.Count, "benchtime": o.Benchtime, "base": o.Base,
 		"base_commit": base.commit, "head_commit": headCommit, "head_uncommitted_changes": dirty}, nil
 }
 

@@ -44,7 +44,7 @@ func compareScenario() scenario {
 // (bench/compare_go.go).
 func compareGoScenario() scenario {
 	return scenario{
-		doc: "Go benchmarks side by side: -base REV -pkg ./p [-bench re] [-count 6], benchstat of base and working tree",
+		doc: "Go benchmarks side by side: -base REV -pkg ./p [-bench re] [-count 6] [-benchtime d], benchstat of base and working tree",
 		run: func(ctx context.Context, args []string) (map[string]any, error) {
 			fs := flag.NewFlagSet("compare-go", flag.ContinueOnError)
 			var o bench.CompareGoOptions
@@ -52,12 +52,13 @@ func compareGoScenario() scenario {
 			fs.StringVar(&o.Package, "pkg", "", "the package whose benchmarks run (required, one)")
 			fs.StringVar(&o.Bench, "bench", ".", "which benchmarks (go test -bench)")
 			fs.IntVar(&o.Count, "count", 6, "runs of each side (benchstat wants at least 6 for its confidence interval)")
+			fs.StringVar(&o.Benchtime, "benchtime", "", "go test -benchtime of each run (default go test's 1s)")
 			fs.StringVar(&o.Benchstat, "benchstat", "benchstat", "the benchstat command (go install golang.org/x/perf/cmd/benchstat@latest)")
 			if err := fs.Parse(args); err != nil {
 				return nil, err
 			}
 			if o.Base == "" || o.Package == "" || fs.NArg() > 0 {
-				return nil, errors.New("usage: bdp-bench compare-go -base REV -pkg ./PKG [-bench RE] [-count N]")
+				return nil, errors.New("usage: bdp-bench compare-go -base REV -pkg ./PKG [-bench RE] [-count N] [-benchtime D]")
 			}
 			o.Repo, o.Progress, o.Out = ".", os.Stderr, os.Stdout
 			return bench.CompareGo(ctx, o)
