@@ -19,6 +19,12 @@
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
 #   make bench-files  document store: 100 MiB up and down through bdp vs minio-go straight to its store (goals: ratios >= 0.8), bdp's RSS during a 1 GiB upload (goal: growth <= 32 MiB)
+#   make bench-compare BASE=<rev> SCENARIO=<name> [ROUNDS=3] [ARGS='<flags>']
+#               a bdp-bench scenario on the base revision and on the working
+#               tree alternately: both sides' medians and head/base, last line
+#               one JSON object (README: Comparing before and after a change)
+#   make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6] [BENCHTIME=1s]
+#               a package's Go benchmarks on both sides alternately, benchstat
 #   make ui     fetch the Swagger UI assets (npm) into http/ui/dist
 #   make deps   install the system packages `make run` needs
 #   make clean  remove build outputs and fetched assets
@@ -39,7 +45,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps bench-files
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
 
 all: build
 
@@ -161,7 +167,11 @@ bench-resume: build
 # cores at 200,000 messages/s, which would measure paho, not bdp
 # (`bdp-bench mqtt` without -raw-subscribers uses paho).
 bench-mqtt: build
-	./bin/bdp-bench mqtt -bdp bin/bdp -raw-subscribers
+	./bin/bdp-bench mqtt -bdp bin/bdp $(BENCH_ARGS_mqtt)
+
+# The flags a bench-<name> target gives its scenario beyond the defaults;
+# bench-compare gives them to both sides the same way.
+BENCH_ARGS_mqtt := -raw-subscribers
 
 # Issue 10's analytics figures (bench/analytics*.go), two parts on fresh
 # platforms, driven through the API from the function catalog bdp serves.
@@ -196,6 +206,40 @@ bench-apps: build
 # median. Every download is checked (length, CRC-32C).
 bench-files: build
 	./bin/bdp-bench files -bdp bin/bdp
+
+# A bdp-bench scenario side by side (bench/compare.go): BASE (any git
+# revision) is extracted with git archive into a temporary directory and
+# built there; then `bdp-bench SCENARIO` runs ROUNDS times with each side's
+# binaries, alternately, from each side's root as its bench-<name> target
+# runs it, with the target's flags and ARGS (given to both sides alike; an
+# old revision may lack a newer flag). The ingest scenario gets its Kafka
+# broker from scripts/kafka.sh, one for every run (each run makes its own
+# topic). Prints a table of both sides' medians and head/base; the last
+# line is one JSON object (scenario, base, rounds, base_median,
+# head_median, ratio).
+BASE ?=
+SCENARIO ?=
+ROUNDS ?= 3
+ARGS ?=
+bench-compare: build
+	@if [ -z "$(BASE)" ] || [ -z "$(SCENARIO)" ]; then \
+		echo "usage: make bench-compare BASE=<rev> SCENARIO=<name> [ROUNDS=3] [ARGS='<flags>']"; exit 2; fi
+	$(if $(filter ingest,$(SCENARIO)),bash scripts/kafka.sh run )./bin/bdp-bench compare -base '$(BASE)' -rounds $(ROUNDS) $(SCENARIO) $(BENCH_ARGS_$(SCENARIO)) $(ARGS)
+
+# A package's Go benchmarks side by side (bench/compare_go.go): both
+# sides' test binaries run COUNT times each, alternately, then benchstat
+# (installed into ~/go/bin when missing) compares them.
+PKG ?=
+BENCH ?= .
+COUNT ?= 6
+BENCHTIME ?=
+bench-compare-go:
+	@if [ -z "$(BASE)" ] || [ -z "$(PKG)" ]; then \
+		echo "usage: make bench-compare-go BASE=<rev> PKG=./<pkg> [BENCH=<regexp>] [COUNT=6] [BENCHTIME=1s]"; exit 2; fi
+	@command -v benchstat >/dev/null || { echo "installing benchstat into $(HOME)/go/bin"; \
+		GOBIN="$(HOME)/go/bin" $(GO) install golang.org/x/perf/cmd/benchstat@latest; }
+	$(GO) build -o bin/bdp-bench ./cmd/bdp-bench
+	./bin/bdp-bench compare-go -base '$(BASE)' -pkg '$(PKG)' -bench '$(BENCH)' -count $(COUNT) $(if $(BENCHTIME),-benchtime '$(BENCHTIME)')
 
 clean:
 	rm -rf bin

@@ -19,18 +19,20 @@ type scenario struct {
 
 func scenarios() map[string]scenario {
 	return map[string]scenario{
-		"export":    exportScenario(),
-		"ingest":    {doc: "Kafka ingestion: 2M observations, 10,000 datapoints, 4 gateways, vs raw COPY (goal ratio >= 0.8, >= 200,000 obs/s)", run: runIngest},
-		"vdp":       vdpScenario(),
-		"resume":    resumeScenario(),
-		"csv":       {doc: "CSV import: 1M lines, 10,000 datapoints, on_error=abort, streamed (lines/s; goal >= 300,000)", run: runCSV},
-		"bodies":    {doc: "peak memory of each route's largest accepted body, as a multiple of its size", run: runBodies},
-		"mqtt":      mqttScenario(),
-		"analytics": analyticsScenario(),
-		"setpoint":  setpointScenario(),
-		"apps":      appsScenario(),
-		"files":     filesScenario(),
-		"formula":   {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
+		"export":     exportScenario(),
+		"ingest":     {doc: "Kafka ingestion: 2M observations, 10,000 datapoints, 4 gateways, vs raw COPY (goal ratio >= 0.8, >= 200,000 obs/s)", run: runIngest},
+		"vdp":        vdpScenario(),
+		"resume":     resumeScenario(),
+		"csv":        {doc: "CSV import: 1M lines, 10,000 datapoints, on_error=abort, streamed (lines/s; goal >= 300,000)", run: runCSV},
+		"bodies":     {doc: "peak memory of each route's largest accepted body, as a multiple of its size", run: runBodies},
+		"mqtt":       mqttScenario(),
+		"analytics":  analyticsScenario(),
+		"setpoint":   setpointScenario(),
+		"apps":       appsScenario(),
+		"files":      filesScenario(),
+		"compare":    compareScenario(),
+		"compare-go": compareGoScenario(),
+		"formula":    {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
 
