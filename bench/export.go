@@ -46,6 +46,9 @@ type ExportOptions struct {
 var exportEnd = time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC)
 
 // Export runs the scenario and returns its figures.
+// minExportRows is the fewest rows per datapoint the hourly query can use.
+const minExportRows = (30*24 + 2) * 60
+
 func Export(ctx context.Context, o ExportOptions) (map[string]any, error) {
 	if o.Datapoints <= 0 {
 		o.Datapoints = 20
@@ -59,8 +62,11 @@ func Export(ctx context.Context, o ExportOptions) (map[string]any, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	if o.Rows < 30*24*60 {
-		return nil, fmt.Errorf("rows per datapoint must cover 30 days of minutes (43200), got %d", o.Rows)
+	// The hourly query reads 30 days starting on a whole hour after the
+	// first row: the rows must reach past 30 days by two hours to leave
+	// it a start to choose.
+	if o.Rows < minExportRows {
+		return nil, fmt.Errorf("rows per datapoint must cover 30 days and 2 hours of minutes (%d), got %d", minExportRows, o.Rows)
 	}
 	p, err := Start(ctx, Options{Binary: o.Binary})
 	if err != nil {

@@ -17,7 +17,7 @@ func exportScenario() scenario {
 			fs := flag.NewFlagSet("export", flag.ContinueOnError)
 			bin := binaryFlag(fs)
 			dps := fs.Int("datapoints", 20, "datapoints to load")
-			rows := fs.Int("rows", 1_000_000, "observations per datapoint, one a minute (at least 43200)")
+			rows := fs.Int("rows", 1_000_000, "observations per datapoint, one a minute (at least 43320: 30 days and 2 hours)")
 			reqs := fs.Int("requests", 200, "requests per measurement")
 			if err := fs.Parse(args); err != nil {
 				return nil, err
