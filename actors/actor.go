@@ -93,7 +93,8 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 // a failure of the actor, for its supervisor to restart. A start cut short
 // by Stop or Shutdown is none: the actor stays idle until its stop.
 func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time) {
-	sctx := a.engine.startContext(ctx.Self())
+	sctx, done := a.engine.startContext(ctx.Self())
+	defer done()
 	cursor, err := a.start(ctx, sctx, catchUp, cursor)
 	if err == nil {
 		a.engine.setCursor(ctx.Self(), cursor)

@@ -304,7 +304,7 @@ func (e *Engine) forget(k Key) {
 	defer e.mu.Unlock()
 	if pid, ok := e.running[k]; ok {
 		if pid != nil {
-			if r := e.actors[pid.Id]; r != nil {
+			if r := e.actors[pid.Id]; r != nil && r.cancel != nil {
 				r.cancel() // a start in progress stops reading history
 			}
 			delete(e.actors, pid.Id)
@@ -323,10 +323,12 @@ type registration struct {
 	// vdpActor.start): a restart after a panic catches up from it when no
 	// later output is stored.
 	cursor time.Time
-	// ctx is what the actor's starts read history under: cancelled when
-	// the engine forgets the actor (Stop, a given-up Start) or shuts down,
-	// so that a long refill or catch-up does not hold up a Stop.
-	ctx    context.Context
+	// cancel ends the start in progress, if any (startContext): called
+	// when the engine forgets the actor (Stop, a given-up Start), so that
+	// a long refill or catch-up does not hold up a Stop. Only a start
+	// holds a context: one kept for the actor's whole life would cost
+	// every running datapoint a context, its done channel and a map of
+	// the history reads' timeouts (some 500 bytes each).
 	cancel context.CancelFunc
 }
 
@@ -334,8 +336,7 @@ type registration struct {
 func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ctx, cancel := context.WithCancel(e.ctx)
-	e.actors[pid.Id] = &registration{def: def, cursor: cursor, ctx: ctx, cancel: cancel}
+	e.actors[pid.Id] = &registration{def: def, cursor: cursor}
 }
 
 // setCursor notes where an actor's live calculation began, for its
@@ -348,17 +349,26 @@ func (e *Engine) setCursor(pid *actor.PID, cursor time.Time) {
 	}
 }
 
-// startContext is the context of an actor's starts; an ended one once the
-// actor is forgotten.
-func (e *Engine) startContext(pid *actor.PID) context.Context {
+// startContext is what one start of an actor reads history under, ended
+// by done (which the start calls when it returns), by forget, or by
+// Shutdown; an ended one once the actor is forgotten.
+func (e *Engine) startContext(pid *actor.PID) (ctx context.Context, done func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, ok := e.actors[pid.Id]; ok {
-		return r.ctx
+	r, ok := e.actors[pid.Id]
+	if !ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
+	ctx, cancel := context.WithCancel(e.ctx)
+	r.cancel = cancel
+	return ctx, func() {
+		e.mu.Lock()
+		r.cancel = nil
+		e.mu.Unlock()
+		cancel()
+	}
 }
 
 // initialized marks an actor's first start as begun: from now on a
