@@ -68,7 +68,7 @@ type Engine struct {
 	supervisor *actor.PID
 
 	mu      sync.Mutex
-	running map[Key]*actor.PID
+	running map[Key]runningVDP
 	actors  map[string]*registration // PID id -> what the actor runs, for restarts and the supervisor's reports
 
 	// programs shares compiled formulas between the virtual datapoints
@@ -117,7 +117,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
+	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget,
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
@@ -171,7 +171,8 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 		e.mu.Unlock()
 		return time.Time{}, err
 	}
-	e.running[k] = nil // reserved while it starts: a second Start of it fails
+	// Reserved while it starts (no pid yet): a second Start of it fails.
+	e.running[k] = runningVDP{windowBytes: def.WindowBytes}
 	e.mu.Unlock()
 	started := make(chan startResult, 1)
 	reply := make(chan *actor.PID, 1)
@@ -180,7 +181,7 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 	// means no actor is left running that nobody knows of.
 	pid := <-reply
 	e.mu.Lock()
-	e.running[k] = pid
+	e.running[k] = runningVDP{pid: pid, windowBytes: def.WindowBytes}
 	e.mu.Unlock()
 	var res startResult
 	select {
@@ -198,9 +199,9 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 // Stop stops the actor of a virtual datapoint and waits for it.
 func (e *Engine) Stop(ctx context.Context, k Key) error {
 	e.mu.Lock()
-	pid, ok := e.running[k]
+	pid := e.running[k].pid
 	e.mu.Unlock()
-	if !ok || pid == nil {
+	if pid == nil {
 		return nil // not running, or its Start has not spawned it yet
 	}
 	e.forget(k)
@@ -302,16 +303,25 @@ func (e *Engine) store(batch []pipeline.Observation) {
 func (e *Engine) forget(k Key) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if pid, ok := e.running[k]; ok {
-		if pid != nil {
+	if r, ok := e.running[k]; ok {
+		if pid := r.pid; pid != nil {
 			if r := e.actors[pid.Id]; r != nil && r.cancel != nil {
 				r.cancel() // a start in progress stops reading history
 			}
 			delete(e.actors, pid.Id)
 		}
 		delete(e.running, k)
-		e.budget.release(k)
+		e.budget.release(r.windowBytes)
 	}
+}
+
+// runningVDP is a running virtual datapoint's actor (nil while its Start
+// spawns it) and the share of the window budget it holds. The share lives
+// here rather than in a map of the budget's own, which cost every running
+// datapoint a second copy of its Key in a second map.
+type runningVDP struct {
+	pid         *actor.PID
+	windowBytes int64
 }
 
 // registration is what an actor runs, kept by the engine so that the
