@@ -327,7 +327,9 @@ type runningVDP struct {
 // registration is what an actor runs, kept by the engine so that the
 // actor finds it again after a restart.
 type registration struct {
-	def         *Definition
+	// def by value: the actor points at this copy, which saves each
+	// running datapoint an allocation of its own (16 bytes net).
+	def         Definition
 	initialized bool // the actor has taken its initialize message
 	// cursor is where its live calculation began in event time (see
 	// vdpActor.start): a restart after a panic catches up from it when no
@@ -342,11 +344,14 @@ type registration struct {
 	cancel context.CancelFunc
 }
 
-// register notes what a spawned actor runs, before the actor can fail.
-func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) {
+// register notes what a spawned actor runs, before the actor can fail,
+// and returns the registry's copy of its definition, for the actor.
+func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) *Definition {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.actors[pid.Id] = &registration{def: def, cursor: cursor}
+	r := &registration{def: *def, cursor: cursor}
+	e.actors[pid.Id] = r
+	return &r.def
 }
 
 // setCursor notes where an actor's live calculation began, for its
@@ -401,7 +406,7 @@ func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 	if !ok {
 		return nil, false
 	}
-	return r.def, true
+	return &r.def, true
 }
 
 // restartOf is the definition and cursor of an actor being restarted;
@@ -414,7 +419,7 @@ func (e *Engine) restartOf(pid *actor.PID) (*Definition, time.Time, bool) {
 	if !ok || !r.initialized {
 		return nil, time.Time{}, false
 	}
-	return r.def, r.cursor, true
+	return &r.def, r.cursor, true
 }
 
 // warnOnly passes on warnings and errors only.
