@@ -14,9 +14,8 @@ import (
 // with its windows) is rebuilt from stored history on every start and
 // restart.
 type vdpActor struct {
-	engine  *Engine
-	def     *Definition      // shared with the engine's registry
-	started chan startResult // first start only; nil afterwards
+	engine *Engine
+	def    *Definition // shared with the engine's registry
 
 	calc Calculator
 	// pins lists each pin with its source and how far its history was read
@@ -56,14 +55,13 @@ type tick struct{ at time.Time }
 func (a *vdpActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *initialize:
-		a.def, a.started = m.def, m.started
+		a.def = m.def
 		if !a.engine.initialized(ctx.Self()) {
 			// Its Start gave up and forgot it; the Stop is on its way.
-			a.started <- startResult{err: context.Canceled}
-			a.started = nil
+			m.started <- startResult{err: context.Canceled}
 			return
 		}
-		a.begin(ctx, m.catchUp, m.cursor)
+		a.begin(ctx, m.catchUp, m.cursor, m.started)
 	case *actor.Started:
 		// A restart makes a fresh actor: its definition comes from the
 		// engine. On the first start initialize follows instead. It
@@ -72,7 +70,7 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		// store, are calculated, not merely put back in the windows.
 		if def, cursor, ok := a.engine.restartOf(ctx.Self()); ok {
 			a.def = def
-			a.begin(ctx, true, cursor)
+			a.begin(ctx, true, cursor, nil)
 		}
 	case *actor.Restarting, *actor.Stopping:
 		a.release()
@@ -91,16 +89,18 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 
 // begin starts the actor and reports the first start; a failed start is
 // a failure of the actor, for its supervisor to restart. A start cut short
-// by Stop or Shutdown is none: the actor stays idle until its stop.
-func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time) {
-	sctx := a.engine.startContext(ctx.Self())
+// by Stop or Shutdown is none: the actor stays idle until its stop. The
+// first start reports to started (nil on a restart): a parameter, not a
+// field, as it is used only here.
+func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time, started chan<- startResult) {
+	sctx, done := a.engine.startContext(ctx.Self())
+	defer done()
 	cursor, err := a.start(ctx, sctx, catchUp, cursor)
 	if err == nil {
 		a.engine.setCursor(ctx.Self(), cursor)
 	}
-	if a.started != nil {
-		a.started <- startResult{cursor: cursor, err: err}
-		a.started = nil
+	if started != nil {
+		started <- startResult{cursor: cursor, err: err}
 	}
 	if err != nil && sctx.Err() != nil {
 		a.release()
@@ -133,13 +133,13 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	if err != nil {
 		return cursor, err
 	}
-	a.calc, a.pins = calc, a.pins[:0]
 	sources := calc.Sources()
+	a.calc, a.pins = calc, make([]pinSource, 0, len(sources))
 	// Subscribe first: what is stored while history loads waits in the
 	// mailbox; loadedTo then skips what the history already had.
 	seen := map[string]bool{}
-	for _, s := range sources {
-		a.pins = append(a.pins, pinSource{pin: s.Pin, dataPointID: s.DataPointID})
+	for i, s := range sources {
+		a.pins = append(a.pins, pinSource{Source: &sources[i]})
 		if !seen[s.DataPointID] {
 			seen[s.DataPointID] = true
 			sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self(), dataPointID: s.DataPointID}
@@ -189,7 +189,7 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	// What the refill or the catch-up read is not taken again live.
 	for i := range a.pins {
 		for _, st := range streams {
-			if st.dataPointID == a.pins[i].dataPointID && !st.newest.IsZero() {
+			if st.dataPointID == a.pins[i].DataPointID && !st.newest.IsZero() {
 				a.pins[i].loadedTo = st.newest.UnixMicro()
 			}
 		}
@@ -237,22 +237,24 @@ func liveFrom(calc Calculator, streams []*stream, now time.Time) time.Time {
 
 func (a *vdpActor) deliver(m *delivery) {
 	for _, p := range a.pins {
-		if p.dataPointID != m.dataPointID {
+		if p.DataPointID != m.dataPointID {
 			continue
 		}
 		for _, o := range m.obs {
 			if o.Time.UnixMicro() <= p.loadedTo {
 				continue // already in the history read at start
 			}
-			out, ok := a.calc.Observe(p.pin, Point{Time: o.Time, Value: o.Value})
+			out, ok := a.calc.Observe(p.Pin, Point{Time: o.Time, Value: o.Value})
 			a.write(out, ok)
 		}
 	}
 }
 
-// pinSource is one pin of the actor's calculator.
+// pinSource is one pin of the actor's calculator: its Source, pointing
+// into the calculator's Sources (which it keeps anyway) rather than a copy
+// of its names, which cost each running datapoint 24 bytes a pin.
 type pinSource struct {
-	pin, dataPointID string
+	*Source
 	// loadedTo is how far the history read at start went, in Unix
 	// microseconds: the store keeps microseconds, so an observation within
 	// the newest stored one's microsecond is that same stored row.

@@ -65,11 +65,11 @@ func WindowBytes(cfg Config, interval time.Duration) (int64, error) {
 }
 
 // windowBudget keeps what the running virtual datapoints' windows hold by
-// the estimate, against the Budget.
+// the estimate, against the Budget. What each one holds is kept with it
+// (runningVDP), under the engine's lock, which is taken before mu.
 type windowBudget struct {
 	Budget
 	mu    sync.Mutex
-	held  map[Key]int64
 	total int64
 }
 
@@ -77,7 +77,7 @@ func newWindowBudget(b Budget, reg prometheus.Registerer) (*windowBudget, error)
 	if b.SourceInterval <= 0 {
 		b.SourceInterval = DefaultSourceInterval
 	}
-	wb := &windowBudget{Budget: b, held: map[Key]int64{}}
+	wb := &windowBudget{Budget: b}
 	if reg == nil {
 		return wb, nil
 	}
@@ -109,8 +109,8 @@ func (wb *windowBudget) estimated() int64 {
 // budget (Invalid: the configuration itself is too large) and, with
 // toRun, one that would take the node over its budget (Unavailable: it
 // may fit once other datapoints stop). A datapoint already holding its
-// share is judged without it.
-func (wb *windowBudget) check(def Definition, toRun bool) error {
+// share (held) is judged without it.
+func (wb *windowBudget) check(def Definition, toRun bool, held int64) error {
 	if wb.PerDatapoint > 0 && def.WindowBytes > wb.PerDatapoint {
 		return fault.Invalidf("config: the windows need an estimated %s, more than the %s a virtual datapoint may hold (BDP_WINDOW_BUDGET_DATAPOINT); use shorter windows or fewer pins",
 			formatBytes(def.WindowBytes), formatBytes(wb.PerDatapoint))
@@ -119,7 +119,7 @@ func (wb *windowBudget) check(def Definition, toRun bool) error {
 		return nil
 	}
 	wb.mu.Lock()
-	others := wb.total - wb.held[def.key()]
+	others := wb.total - held
 	wb.mu.Unlock()
 	return wb.nodeError(def.WindowBytes, others)
 }
@@ -133,32 +133,28 @@ func (wb *windowBudget) nodeError(need, others int64) error {
 		formatBytes(others), formatBytes(wb.Node), formatBytes(need)))
 }
 
-// reserve takes a definition's share of the node budget for as long as it
-// runs, after the same checks as check.
+// reserve takes the share of the node budget of a definition that holds
+// none yet, for as long as it runs, after the same checks as check.
 func (wb *windowBudget) reserve(def Definition) error {
-	if err := wb.check(def, false); err != nil {
+	if err := wb.check(def, false, 0); err != nil {
 		return err
 	}
-	k := def.key()
 	wb.mu.Lock()
 	defer wb.mu.Unlock()
-	others := wb.total - wb.held[k]
 	if wb.Node > 0 {
-		if err := wb.nodeError(def.WindowBytes, others); err != nil {
+		if err := wb.nodeError(def.WindowBytes, wb.total); err != nil {
 			return err
 		}
 	}
-	wb.total = others + def.WindowBytes
-	wb.held[k] = def.WindowBytes
+	wb.total += def.WindowBytes
 	return nil
 }
 
 // release gives back what a virtual datapoint held.
-func (wb *windowBudget) release(k Key) {
+func (wb *windowBudget) release(held int64) {
 	wb.mu.Lock()
 	defer wb.mu.Unlock()
-	wb.total -= wb.held[k]
-	delete(wb.held, k)
+	wb.total -= held
 }
 
 // definitionBytes estimates the windows of a stored configuration.
@@ -174,7 +170,13 @@ func (wb *windowBudget) definitionBytes(raw json.RawMessage) (int64, error) {
 // its own windows always, and with toRun the node's budget beside the
 // running ones. Start enforces the same under its lock; this lets a caller
 // refuse before it changes anything.
-func (e *Engine) CheckBudget(def Definition, toRun bool) error { return e.budget.check(def, toRun) }
+func (e *Engine) CheckBudget(def Definition, toRun bool) error {
+	// Under the engine's lock, so the share held and the total are read
+	// together, as Start's reserve does.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.budget.check(def, toRun, e.running[def.key()].windowBytes)
+}
 
 // formatBytes writes a size the way the configuration takes it.
 func formatBytes(n int64) string {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/adhocore/gronx"
@@ -62,14 +61,16 @@ func (sc *storedConfig) newCalculator() (Calculator, error) {
 // calculator is a Calculator over window.Calc: the pins decide when to
 // calculate, compute decides what.
 type calculator struct {
-	calc     *window.Calc
-	sources  []Source
-	timed    []window.Trigger
-	compute  func(at time.Time) (float64, bool)
-	errs     errorLog
-	cronPins []string // the pins with a cron window, which a refill of the gradient feeds one by one (see fill)
-	// gradient: the calculation keeps its last two inputs.
-	gradient bool
+	calc    *window.Calc
+	sources []Source
+	timed   []window.Trigger
+	compute func(at time.Time) (float64, bool)
+	errs    errorLog
+	// refillTail is how many of a refill's last points go through Observe
+	// (see fill): 0 but for the gradient. One int rather than the pins'
+	// kinds: the gradient has one pin, and a calculator per running
+	// datapoint is worth keeping in a smaller size class.
+	refillTail int
 }
 
 func newCalculator(programs *formula.Cache, typ string, cfg Config) (*calculator, error) {
@@ -94,12 +95,14 @@ func newCalculator(programs *formula.Cache, typ string, cfg Config) (*calculator
 		if trig.Timed() {
 			c.timed = append(c.timed, trig)
 		}
-		if r.Count == 0 && r.Duration == 0 {
-			c.cronPins = append(c.cronPins, name)
+		if typ == TypeGradient {
+			c.refillTail = 2
+			if r.Count == 0 && r.Duration == 0 { // cron
+				c.refillTail = math.MaxInt
+			}
 		}
 		c.sources = append(c.sources, historyOf(name, pc.DataPointID, r))
 	}
-	c.gradient = typ == TypeGradient
 	var err error
 	if c.calc, err = window.NewCalc(pins); err != nil {
 		return nil, err
@@ -195,13 +198,7 @@ func (c *calculator) Observe(pin string, p Point) (Point, bool) {
 // window may drop the last ones (in the gap after its end point), so a
 // gradient over one is fed one by one throughout.
 func (c *calculator) fill(pin string, pts []Point) {
-	tail := 0
-	if c.gradient {
-		tail = min(len(pts), 2)
-		if slices.Contains(c.cronPins, pin) {
-			tail = len(pts)
-		}
-	}
+	tail := min(len(pts), c.refillTail)
 	bulk := pts[:len(pts)-tail]
 	obs := make([]window.Observation, len(bulk))
 	for i, p := range bulk {

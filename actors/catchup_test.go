@@ -39,7 +39,7 @@ func (e *env) feed(eng *Engine, def Definition, prev time.Time, evs []event, tim
 	var pid *actor.PID
 	if eng != nil {
 		eng.mu.Lock()
-		pid = eng.running[def.key()]
+		pid = eng.running[def.key()].pid
 		eng.mu.Unlock()
 	}
 	for i, ev := range evs {

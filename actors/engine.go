@@ -68,7 +68,7 @@ type Engine struct {
 	supervisor *actor.PID
 
 	mu      sync.Mutex
-	running map[Key]*actor.PID
+	running map[Key]runningVDP
 	actors  map[string]*registration // PID id -> what the actor runs, for restarts and the supervisor's reports
 
 	// programs shares compiled formulas between the virtual datapoints
@@ -117,7 +117,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]*actor.PID{}, actors: map[string]*registration{},
+	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget,
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
@@ -171,7 +171,8 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 		e.mu.Unlock()
 		return time.Time{}, err
 	}
-	e.running[k] = nil // reserved while it starts: a second Start of it fails
+	// Reserved while it starts (no pid yet): a second Start of it fails.
+	e.running[k] = runningVDP{windowBytes: def.WindowBytes}
 	e.mu.Unlock()
 	started := make(chan startResult, 1)
 	reply := make(chan *actor.PID, 1)
@@ -180,7 +181,7 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 	// means no actor is left running that nobody knows of.
 	pid := <-reply
 	e.mu.Lock()
-	e.running[k] = pid
+	e.running[k] = runningVDP{pid: pid, windowBytes: def.WindowBytes}
 	e.mu.Unlock()
 	var res startResult
 	select {
@@ -198,9 +199,9 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 // Stop stops the actor of a virtual datapoint and waits for it.
 func (e *Engine) Stop(ctx context.Context, k Key) error {
 	e.mu.Lock()
-	pid, ok := e.running[k]
+	pid := e.running[k].pid
 	e.mu.Unlock()
-	if !ok || pid == nil {
+	if pid == nil {
 		return nil // not running, or its Start has not spawned it yet
 	}
 	e.forget(k)
@@ -302,40 +303,55 @@ func (e *Engine) store(batch []pipeline.Observation) {
 func (e *Engine) forget(k Key) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if pid, ok := e.running[k]; ok {
-		if pid != nil {
-			if r := e.actors[pid.Id]; r != nil {
+	if r, ok := e.running[k]; ok {
+		if pid := r.pid; pid != nil {
+			if r := e.actors[pid.Id]; r != nil && r.cancel != nil {
 				r.cancel() // a start in progress stops reading history
 			}
 			delete(e.actors, pid.Id)
 		}
 		delete(e.running, k)
-		e.budget.release(k)
+		e.budget.release(r.windowBytes)
 	}
+}
+
+// runningVDP is a running virtual datapoint's actor (nil while its Start
+// spawns it) and the share of the window budget it holds. The share lives
+// here rather than in a map of the budget's own, which cost every running
+// datapoint a second copy of its Key in a second map.
+type runningVDP struct {
+	pid         *actor.PID
+	windowBytes int64
 }
 
 // registration is what an actor runs, kept by the engine so that the
 // actor finds it again after a restart.
 type registration struct {
-	def         *Definition
+	// def by value: the actor points at this copy, which saves each
+	// running datapoint an allocation of its own (16 bytes net).
+	def         Definition
 	initialized bool // the actor has taken its initialize message
 	// cursor is where its live calculation began in event time (see
 	// vdpActor.start): a restart after a panic catches up from it when no
 	// later output is stored.
 	cursor time.Time
-	// ctx is what the actor's starts read history under: cancelled when
-	// the engine forgets the actor (Stop, a given-up Start) or shuts down,
-	// so that a long refill or catch-up does not hold up a Stop.
-	ctx    context.Context
+	// cancel ends the start in progress, if any (startContext): called
+	// when the engine forgets the actor (Stop, a given-up Start), so that
+	// a long refill or catch-up does not hold up a Stop. Only a start
+	// holds a context: one kept for the actor's whole life would cost
+	// every running datapoint a context, its done channel and a map of
+	// the history reads' timeouts (some 500 bytes each).
 	cancel context.CancelFunc
 }
 
-// register notes what a spawned actor runs, before the actor can fail.
-func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) {
+// register notes what a spawned actor runs, before the actor can fail,
+// and returns the registry's copy of its definition, for the actor.
+func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) *Definition {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ctx, cancel := context.WithCancel(e.ctx)
-	e.actors[pid.Id] = &registration{def: def, cursor: cursor, ctx: ctx, cancel: cancel}
+	r := &registration{def: *def, cursor: cursor}
+	e.actors[pid.Id] = r
+	return &r.def
 }
 
 // setCursor notes where an actor's live calculation began, for its
@@ -348,17 +364,26 @@ func (e *Engine) setCursor(pid *actor.PID, cursor time.Time) {
 	}
 }
 
-// startContext is the context of an actor's starts; an ended one once the
-// actor is forgotten.
-func (e *Engine) startContext(pid *actor.PID) context.Context {
+// startContext is what one start of an actor reads history under, ended
+// by done (which the start calls when it returns), by forget, or by
+// Shutdown; an ended one once the actor is forgotten.
+func (e *Engine) startContext(pid *actor.PID) (ctx context.Context, done func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, ok := e.actors[pid.Id]; ok {
-		return r.ctx
+	r, ok := e.actors[pid.Id]
+	if !ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
+	ctx, cancel := context.WithCancel(e.ctx)
+	r.cancel = cancel
+	return ctx, func() {
+		e.mu.Lock()
+		r.cancel = nil
+		e.mu.Unlock()
+		cancel()
+	}
 }
 
 // initialized marks an actor's first start as begun: from now on a
@@ -381,7 +406,7 @@ func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 	if !ok {
 		return nil, false
 	}
-	return r.def, true
+	return &r.def, true
 }
 
 // restartOf is the definition and cursor of an actor being restarted;
@@ -394,7 +419,7 @@ func (e *Engine) restartOf(pid *actor.PID) (*Definition, time.Time, bool) {
 	if !ok || !r.initialized {
 		return nil, time.Time{}, false
 	}
-	return r.def, r.cursor, true
+	return &r.def, r.cursor, true
 }
 
 // warnOnly passes on warnings and errors only.

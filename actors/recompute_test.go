@@ -222,7 +222,7 @@ func TestRecomputeEqualsLiveTimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng.mu.Lock()
-	pid := eng.running[def.key()]
+	pid := eng.running[def.key()].pid
 	eng.mu.Unlock()
 	evs := events(2, 600, "c", "d")
 	last := e.feedLive(evs, func(b time.Time) { eng.system.Root.Send(pid, &tick{at: b}) })

@@ -31,10 +31,10 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		pid := ctx.Spawn(s.props)
 		// Registered before the actor can fail, so a restart finds it and
 		// a Start that gives up forgets it.
-		s.engine.register(pid, req.def, req.cursor)
+		def := s.engine.register(pid, req.def, req.cursor)
 		// The first message in the new mailbox, before any delivery: the
 		// actor subscribes to its sources only while handling it.
-		ctx.Send(pid, &initialize{def: req.def, catchUp: req.catchUp, cursor: req.cursor, started: req.started})
+		ctx.Send(pid, &initialize{def: def, catchUp: req.catchUp, cursor: req.cursor, started: req.started})
 		req.reply <- pid
 	}
 }
