@@ -11,11 +11,11 @@ import (
 // compiled part. A compiled formula (the expr bytecode, its constants and
 // function table, and the generated source) takes from about 1 KB for
 // P1 + P2 to about 5 KB for a five-pin formula that calls functions, while
-// a Program's own VM takes under 400 bytes (BenchmarkProgramHeap).
-// Thousands of virtual datapoints often use a handful of formulas, so
-// sharing saves most of that memory, and the compile time (tens of
-// microseconds against well under one for a hit). Each Program still has
-// its own VM, so each must still be used by one goroutine at a time.
+// a further Program takes a pointer (BenchmarkProgramHeap): the VMs that
+// run a formula are pooled with its compiled part, so Programs sharing it
+// share them too. Thousands of virtual datapoints often use a handful of
+// formulas, so sharing saves most of that memory, and the compile time
+// (tens of microseconds against well under one for a hit).
 //
 // The cache holds its entries weakly: a compiled formula that no Program
 // uses any more is collected as usual, and its entry is then removed, so a
@@ -34,7 +34,7 @@ func NewCache() *Cache {
 
 // Compile is like the package's Compile, but the returned Program shares its
 // compiled part with every other live Program this cache returned for the
-// same src and pins (in the same order). Only its VM is new.
+// same src and pins (in the same order).
 func (c *Cache) Compile(src string, pins []string) (*Program, error) {
 	// Checking the pins first makes the key unambiguous (see cacheKey) and
 	// fails a bad list the same way as Compile, whatever is cached.

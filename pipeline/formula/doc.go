@@ -110,9 +110,9 @@
 // each division and ternaries for if and elif, which evaluate lazily. Pins
 // become fields of a small env struct and variables become let bindings,
 // so no maps are involved at run time. That source is compiled once with
-// expr.Compile; Eval runs it on the Program's own vm.VM. A Cache lets
-// Programs of the same formula share the compiled, read-only part and keep
-// only their VMs apart (cache.go). Functions are expr.Function closures
+// expr.Compile; Eval runs it on a vm.VM taken from a pool that belongs to
+// the compiled formula. A Cache lets Programs of the same formula share the
+// compiled part and its pool (cache.go). Functions are expr.Function closures
 // without mutable state (funcs.go). Parsing ourselves keeps the language
 // exactly ours (x as an operator, null, elif, error positions in the user's
 // text) while expr supplies a tested, fast bytecode VM.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -22,25 +23,30 @@ const MaxPins = 8
 // than a map keep Eval free of hashing.
 type env struct{ In0, In1, In2, In3, In4, In5, In6, In7 float64 }
 
-// Program is a compiled formula. It owns an expr VM whose stack and buffers
-// are reused between runs, so it is not safe for concurrent use: give each
-// virtual datapoint actor its own Program. The compiled part is immutable
-// and may be shared with other Programs of the same formula (see Cache).
+// Program is a compiled formula. It is safe for concurrent use. The
+// compiled part, with the pool of expr VMs that run it, may be shared with
+// other Programs of the same formula (see Cache).
 type Program struct {
-	c  *compiled
-	vm vm.VM
+	c *compiled
 }
 
-// compiled is the immutable result of compiling a formula: everything a
-// Program needs except its VM. It is split out so that a Cache can let the
-// many datapoints that use one formula share it; expr's *vm.Program is
-// read-only while it runs, so any number of VMs may run it at once.
+// compiled is the result of compiling a formula: everything a Program
+// needs. It is split out so that a Cache can let the many datapoints that
+// use one formula share it; expr's *vm.Program is read-only while it runs,
+// so any number of VMs may run it at once.
 type compiled struct {
 	src       string
 	pins      []string
 	code      string // the generated expr source; see String
 	prog      *vm.Program
 	resultPos int // start of the last equation, where non-finite results point
+	// vms holds expr VMs (*vm.VM) between runs. A VM keeps its stack and
+	// buffers from run to run, which saves allocations, but it weighs a
+	// few hundred bytes: one per Program cost every running datapoint that
+	// much (issue 18), while only as many run at once as goroutines
+	// evaluate. The pool belongs to the compiled formula, not the package,
+	// so it goes with the formula's last Program.
+	vms sync.Pool
 }
 
 // Compile parses src for the given pin names (for example P1 ... P5; names
@@ -131,7 +137,13 @@ func (p *Program) Eval(values []float64) (value float64, ok bool, err error) {
 		}
 		e.set(i, v)
 	}
-	out, err := p.vm.Run(c.prog, e)
+	m, _ := c.vms.Get().(*vm.VM)
+	if m == nil {
+		m = new(vm.VM)
+	}
+	out, err := m.Run(c.prog, e)
+	// Run resets the VM at its start, so one that failed is as good as new.
+	c.vms.Put(m)
 	if err != nil {
 		var re *RuntimeError
 		if errors.As(err, &re) {
