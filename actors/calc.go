@@ -13,10 +13,10 @@ import (
 )
 
 // Definition turns a stored configuration into what the engine runs. It
-// keeps the configuration as JSON, not parsed: the parsed maps would cost
-// a running datapoint about 1 KiB more for the rare restart. Formulas are
-// compiled through the engine's cache, shared with every other datapoint
-// of the same formula.
+// keeps the configuration packed (packed.go), not parsed: the parsed maps
+// would cost a running datapoint about 1 KiB more for the rare restart.
+// Formulas are compiled through the engine's cache, shared with every
+// other datapoint of the same formula.
 func (e *Engine) Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
 	def, err := buildDefinition(e.programs, projectID, dataPointID, typ, raw)
 	if err != nil {
@@ -27,9 +27,14 @@ func (e *Engine) Definition(projectID int64, dataPointID, typ string, raw json.R
 }
 
 func buildDefinition(programs *formula.Cache, projectID int64, dataPointID, typ string, raw json.RawMessage) (Definition, error) {
-	sc := &storedConfig{programs: programs, dataPointID: dataPointID, typ: typ, raw: append(json.RawMessage(nil), raw...)}
-	if _, err := sc.parse(); err != nil {
+	sc := &storedConfig{programs: programs, dataPointID: dataPointID, typ: typ, config: string(raw)}
+	// The JSON, even one that starts like a packed configuration.
+	cfg, err := sc.parseJSON()
+	if err != nil {
 		return Definition{}, err
+	}
+	if packed, ok := packConfig(cfg); ok {
+		sc.config = packed
 	}
 	return Definition{ProjectID: projectID, DataPointID: dataPointID, NewCalculator: sc.newCalculator}, nil
 }
@@ -39,12 +44,25 @@ func buildDefinition(programs *formula.Cache, projectID int64, dataPointID, typ 
 type storedConfig struct {
 	programs         *formula.Cache
 	dataPointID, typ string
-	raw              json.RawMessage
+	// config is packed (packConfig), or the JSON as stored when it holds
+	// what packing does not know.
+	config string
 }
 
 func (sc *storedConfig) parse() (Config, error) {
+	if len(sc.config) > 0 && sc.config[0] == packedTag {
+		cfg, err := unpackConfig(sc.config)
+		if err != nil {
+			return cfg, fmt.Errorf("stored config of %s: %w", sc.dataPointID, err)
+		}
+		return cfg, nil
+	}
+	return sc.parseJSON()
+}
+
+func (sc *storedConfig) parseJSON() (Config, error) {
 	var cfg Config
-	if err := json.Unmarshal(sc.raw, &cfg); err != nil {
+	if err := json.Unmarshal([]byte(sc.config), &cfg); err != nil {
 		return cfg, fmt.Errorf("stored config of %s: %w", sc.dataPointID, err)
 	}
 	return cfg, nil
