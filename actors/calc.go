@@ -155,7 +155,9 @@ func historyOf(pin, source string, r window.Range) Source {
 func computeFor(programs *formula.Cache, typ string, cfg Config, calc *window.Calc, errs *errorLog) (func(time.Time) (float64, bool), error) {
 	switch typ {
 	case TypeFormula:
-		names := pinOrder(cfg)
+		// The Calc's names are the pins of cfg, sorted as pinOrder sorts
+		// them: sharing them saves every formula datapoint a slice.
+		names := calc.Names()
 		src, _ := cfg.Parameters["formula"].(string)
 		prog, err := programs.Compile(src, names)
 		if err != nil {

@@ -136,4 +136,9 @@ func (c *Calc) AppendValues(dst []float64, names []string) []float64 {
 	return dst
 }
 
+// Names are the pins' names, sorted. The slice is the Calc's own: a
+// caller that evaluates over all pins keeps it instead of a copy per
+// virtual datapoint. Read-only.
+func (c *Calc) Names() []string { return c.names }
+
 func (c *Calc) String() string { return fmt.Sprintf("calc%v", c.names) }
