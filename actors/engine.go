@@ -121,12 +121,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 		programs: formula.NewCache(), budget: budget,
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
-	// The lock-free mailbox is a linked queue that starts with one node:
-	// the default one starts with a ring of ten slots, some 180 bytes more
-	// for every running datapoint (issue 18), whose mailbox is nearly
-	// always empty. Both are unbounded and in order.
-	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
-		actor.WithMailbox(actor.UnboundedLockfree()))}
+	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} })}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
 	e.supervisor = e.system.Root.Spawn(props)
