@@ -36,11 +36,7 @@ func Compare(ctx context.Context, o CompareOptions) (map[string]any, error) {
 	if o.Rounds < 1 {
 		return nil, fmt.Errorf("rounds %d: at least 1", o.Rounds)
 	}
-	head, err := filepath.Abs(o.Repo)
-	if err != nil {
-		return nil, err
-	}
-	base, err := buildBase(ctx, head, o.Base, o.Progress)
+	head, base, err := bothSides(ctx, o.Repo, o.Base, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +86,17 @@ type baseTree struct {
 }
 
 func (b baseTree) remove() { os.RemoveAll(b.tmp) }
+
+// bothSides answers the working tree's root (repo, made absolute) and the
+// base revision built beside it; the caller removes the base.
+func bothSides(ctx context.Context, repo, rev string, progress io.Writer) (string, baseTree, error) {
+	head, err := filepath.Abs(repo)
+	if err != nil {
+		return "", baseTree{}, err
+	}
+	base, err := buildBase(ctx, head, rev, progress)
+	return head, base, err
+}
 
 // buildBase extracts the base revision with git archive (no worktree to
 // register in the repository's shared .git, none left behind when the

@@ -31,11 +31,7 @@ func CompareGo(ctx context.Context, o CompareGoOptions) (map[string]any, error) 
 	if o.Count < 1 {
 		return nil, fmt.Errorf("count %d: at least 1", o.Count)
 	}
-	head, err := filepath.Abs(o.Repo)
-	if err != nil {
-		return nil, err
-	}
-	base, err := buildBase(ctx, head, o.Base, o.Progress)
+	head, base, err := bothSides(ctx, o.Repo, o.Base, o.Progress)
 	if err != nil {
 		return nil, err
 	}
