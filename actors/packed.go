@@ -133,14 +133,11 @@ func (d *unpacker) uvarint() uint64 {
 	return v
 }
 
+// varint undoes binary.AppendVarint's zig-zag encoding over uvarint, as
+// binary.Varint does.
 func (d *unpacker) varint() int64 {
-	v, n := binary.Varint([]byte(d.s[min(d.i, len(d.s)):min(d.i+binary.MaxVarintLen64, len(d.s))]))
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.i += n
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *unpacker) byte() byte {
