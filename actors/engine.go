@@ -66,6 +66,7 @@ type Engine struct {
 	cancel     context.CancelFunc
 	system     *actor.ActorSystem
 	supervisor *actor.PID
+	dispatcher *workerDispatcher // runs the datapoint actors' mailboxes
 
 	mu      sync.Mutex
 	running map[Key]runningVDP
@@ -118,10 +119,11 @@ func New(cfg EngineConfig) (*Engine, error) {
 	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
-		programs: formula.NewCache(), budget: budget,
+		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	go e.writeOutputs()
-	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} })}
+	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
+		actor.WithDispatcher(e.dispatcher))}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
 	e.supervisor = e.system.Root.Spawn(props)
@@ -241,6 +243,7 @@ func (e *Engine) Shutdown(ctx context.Context) {
 		}
 	}
 	_ = e.system.Root.StopFuture(e.supervisor).Wait()
+	e.dispatcher.stop()
 	e.closeWriter.Do(func() { close(e.outputs) })
 	select {
 	case <-e.writerDone:
