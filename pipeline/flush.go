@@ -128,6 +128,8 @@ func (b *Batcher) sortKeys(batch []*writeRequest) []rowKey {
 	keys := b.keyBuf[:0]
 	var last dpKey
 	var lastID int64
+	b.idsMu.Lock()
+	defer b.idsMu.Unlock()
 	for ri, r := range batch {
 		for i := range r.obs {
 			// PostgreSQL keeps microseconds: two times within one are one
@@ -137,10 +139,8 @@ func (b *Batcher) sortKeys(batch []*writeRequest) []rowKey {
 			// Consecutive observations mostly share a datapoint (a
 			// gateway's message, an upload's series): one lookup for them.
 			if k := (dpKey{o.ProjectID, o.DataPointID}); len(keys) == 0 || k != last {
-				id, _ := b.ids.Load(k)
-				last = k
-				lastID, _ = id.(int64) // 0 (refused by the store) if ForgetProject raced
-
+				// 0, refused by the store, if ForgetProject raced.
+				last, lastID = k, b.ids[k]
 			}
 			keys = append(keys, rowKey{dp: lastID, us: o.Time.UnixMicro(), req: int32(ri), i: int32(i)})
 		}
@@ -172,10 +172,17 @@ type rowKey struct {
 // resolve makes sure every datapoint of the batch has its row id cached.
 func (b *Batcher) resolve(ctx context.Context, batch []*writeRequest) error {
 	missing := map[int64]map[string]bool{}
+	var last dpKey
+	b.idsMu.Lock()
 	for _, r := range batch {
-		for _, o := range r.obs {
+		for i := range r.obs {
+			o := &r.obs[i]
 			k := dpKey{o.ProjectID, o.DataPointID}
-			if _, ok := b.ids.Load(k); ok {
+			if k == last {
+				continue
+			}
+			last = k
+			if _, ok := b.ids[k]; ok {
 				continue
 			}
 			if missing[o.ProjectID] == nil {
@@ -184,6 +191,7 @@ func (b *Batcher) resolve(ctx context.Context, batch []*writeRequest) error {
 			missing[o.ProjectID][o.DataPointID] = true
 		}
 	}
+	b.idsMu.Unlock()
 	for project, set := range missing {
 		names := make([]string, 0, len(set))
 		for n := range set {
@@ -193,19 +201,22 @@ func (b *Batcher) resolve(ctx context.Context, batch []*writeRequest) error {
 		if err != nil {
 			return err
 		}
+		b.idsMu.Lock()
 		for name, id := range ids {
-			b.ids.Store(dpKey{project, name}, id)
+			b.ids[dpKey{project, name}] = id
 		}
+		b.idsMu.Unlock()
 	}
 	return nil
 }
 
 // ForgetProject drops the cached datapoint ids of a deleted project.
 func (b *Batcher) ForgetProject(projectID int64) {
-	b.ids.Range(func(k, _ any) bool {
-		if k.(dpKey).project == projectID {
-			b.ids.Delete(k)
+	b.idsMu.Lock()
+	defer b.idsMu.Unlock()
+	for k := range b.ids {
+		if k.project == projectID {
+			delete(b.ids, k)
 		}
-		return true
-	})
+	}
 }
