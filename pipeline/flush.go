@@ -33,9 +33,8 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 				stored = append(stored, r)
 			}
 		}
-		b.route(stored)
-		if b.router.tapped() && len(stored) > 0 {
-			b.router.tap(b.stored(stored, b.sortKeys(stored)))
+		if len(stored) > 0 {
+			b.deliver(stored, b.sortKeys(stored))
 		}
 		return
 	}
@@ -43,10 +42,16 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 		b.answer(r, err)
 	}
 	if err == nil {
-		b.route(batch)
-		if b.router.tapped() {
-			b.router.tap(b.stored(batch, b.keyBuf)) // keyBuf: this batch's, from rows
-		}
+		b.deliver(batch, b.keyBuf) // keyBuf: this batch's, from rows
+	}
+}
+
+// deliver hands a committed batch, with its sorted keys, to the
+// subscribers of its datapoints and to the taps.
+func (b *Batcher) deliver(batch []*writeRequest, keys []rowKey) {
+	b.router.route(batch, keys)
+	if b.router.tapped() {
+		b.router.tap(b.stored(batch, keys))
 	}
 }
 
@@ -81,17 +86,6 @@ func (b *Batcher) answer(r *writeRequest, err error) {
 		b.metrics.failed.WithLabelValues(string(r.src)).Add(float64(len(r.obs)))
 	}
 	r.done <- err
-}
-
-func (b *Batcher) route(stored []*writeRequest) {
-	if len(stored) == 0 {
-		return
-	}
-	parts := make([][]Observation, len(stored))
-	for i, r := range stored {
-		parts[i] = r.obs
-	}
-	b.router.route(parts...)
 }
 
 // rows resolves dataPointIDs to datapoint row ids (creating new

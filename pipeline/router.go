@@ -28,18 +28,17 @@ type Router struct {
 	taps  []*Tap       // router-wide subscribers; replaced, never changed in place
 	nTaps atomic.Int64 // len(taps), read without the lock
 
-	// scratch is route's working memory, kept between calls: routing runs
-	// after every commit, and fresh maps and slices each time were a
-	// large part of what the write path allocated.
+	// runs is route's working memory, kept between calls: routing runs
+	// after every commit.
 	scratchMu sync.Mutex
-	scratch   routeScratch
+	runs      []routeRun
 }
 
 type subscription struct{ s Subscriber }
 
 // NewRouter returns a router without subscribers.
 func NewRouter() *Router {
-	return &Router{subs: map[dpKey][]*subscription{}, scratch: routeScratch{group: map[dpKey]int{}}}
+	return &Router{subs: map[dpKey][]*subscription{}}
 }
 
 // Subscribe registers interest in one datapoint; the returned func ends it
@@ -71,111 +70,62 @@ func (r *Router) unsubscribe(k dpKey, sub *subscription) {
 	r.n.Add(-1)
 }
 
-// routeScratch groups one delivery's observations by datapoint.
-type routeScratch struct {
-	group  map[dpKey]int // datapoint -> its group, -1 for one nobody subscribes to
-	groups []routeGroup
-	of     []int // the group of each observation, -1 for none
+// routeRun is one subscribed datapoint's observations in a delivery: the
+// keys [lo, hi) of the batch.
+type routeRun struct {
+	subs   []*subscription
+	lo, hi int
 }
 
-type routeGroup struct {
-	subs  []*subscription
-	count int // observations, then the end of the group's range in the delivery
-}
-
-// route delivers a stored batch, given in parts (the batch's requests):
-// each subscribed datapoint's observations in time order, as one slice of
-// a single allocation for the whole batch.
-func (r *Router) route(parts ...[]Observation) {
-	if r.n.Load() == 0 {
+// route delivers a stored batch. keys are its observations sorted by
+// datapoint row id, time and arrival (Batcher.sortKeys), so each
+// datapoint's observations are one run, already in time order: its
+// subscribers are looked up once per datapoint, and nothing is grouped or
+// sorted again. Each run goes out as one slice of a single allocation for
+// the whole batch.
+func (r *Router) route(batch []*writeRequest, keys []rowKey) {
+	if r.n.Load() == 0 || len(keys) == 0 {
 		return
 	}
 	r.scratchMu.Lock()
 	defer r.scratchMu.Unlock()
-	sc := &r.scratch
-	defer sc.reset()
-	total := r.group(parts)
-	if total == 0 {
-		return
-	}
-	// A counting sort into one array keeps arrival order within a group;
-	// each group's slice is capped, so a subscriber's append cannot spill
-	// into its neighbour's.
-	all := make([]Observation, total)
-	end := 0
-	for g := range sc.groups {
-		end += sc.groups[g].count
-		sc.groups[g].count = end
-	}
-	j := len(sc.of)
-	for p := len(parts) - 1; p >= 0; p-- {
-		for i := len(parts[p]) - 1; i >= 0; i-- {
-			j--
-			if g := sc.of[j]; g >= 0 {
-				sc.groups[g].count--
-				all[sc.groups[g].count] = parts[p][i]
-			}
+	runs, total := r.runs[:0], 0
+	r.mu.RLock()
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		// Row id 0 is a datapoint forgotten while its batch was formed
+		// (ForgetProject): it may stand for several names, so each of its
+		// observations is a run of its own.
+		for hi < len(keys) && keys[hi].dp == keys[lo].dp && keys[lo].dp != 0 {
+			hi++
 		}
+		o := &batch[keys[lo].req].obs[keys[lo].i]
+		if subs := r.subs[dpKey{o.ProjectID, o.DataPointID}]; len(subs) > 0 {
+			runs = append(runs, routeRun{subs: subs, lo: lo, hi: hi})
+			total += hi - lo
+		}
+		lo = hi
 	}
-	for g, grp := range sc.groups {
-		hi := total
-		if g+1 < len(sc.groups) {
-			hi = sc.groups[g+1].count
+	r.mu.RUnlock()
+	all := make([]Observation, 0, total)
+	for _, run := range runs {
+		from := len(all)
+		for _, k := range keys[run.lo:run.hi] {
+			all = append(all, batch[k.req].obs[k.i])
 		}
-		list := all[grp.count:hi:hi]
-		if !slices.IsSortedFunc(list, compareTimes) {
-			slices.SortStableFunc(list, compareTimes)
-		}
-		for i, s := range grp.subs {
+		// Capped, so a subscriber's append cannot spill into the next run.
+		list := all[from:len(all):len(all)]
+		for i, s := range run.subs {
 			out := list
-			if i < len(grp.subs)-1 {
+			if i < len(run.subs)-1 {
 				out = slices.Clone(list) // every subscriber owns its slice
 			}
 			s.s.Deliver(out)
 		}
 	}
+	clear(runs) // drop the subscription lists
+	r.runs = runs[:0]
 }
-
-// group assigns each observation its subscribed datapoint's group and
-// returns how many observations have one.
-func (r *Router) group(parts [][]Observation) (total int) {
-	sc := &r.scratch
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, part := range parts {
-		for _, o := range part {
-			k := dpKey{o.ProjectID, o.DataPointID}
-			g, seen := sc.group[k]
-			if !seen {
-				g = -1
-				if subs := r.subs[k]; len(subs) > 0 {
-					g = len(sc.groups)
-					sc.groups = append(sc.groups, routeGroup{subs: subs})
-				}
-				sc.group[k] = g
-			}
-			sc.of = append(sc.of, g)
-			if g >= 0 {
-				sc.groups[g].count++
-				total++
-			}
-		}
-	}
-	return total
-}
-
-func (sc *routeScratch) reset() {
-	// Clearing a map costs its capacity, not its length: after a large
-	// batch a fresh one is cheaper for the small ones that follow.
-	if len(sc.group) > 4096 {
-		sc.group = map[dpKey]int{}
-	}
-	clear(sc.group)
-	clear(sc.groups) // drop the subscription lists
-	sc.groups, sc.of = sc.groups[:0], sc.of[:0]
-}
-
-func compareTimes(a, b Observation) int { return a.Time.Compare(b.Time) }
 
 // Stored is one committed batch as a tap sees it: the stored observations
 // (the last value of each datapoint and time), grouped by datapoint and in

@@ -21,6 +21,23 @@ func (c *collector) Deliver(obs []Observation) {
 	}
 }
 
+// route hands parts, the requests of one batch, to r the way a batcher
+// does after their commit: sorted by Batcher.sortKeys, with a row id for
+// every datapoint.
+func route(r *Router, parts ...[]Observation) {
+	b := &Batcher{ids: map[dpKey]int64{}}
+	batch := make([]*writeRequest, len(parts))
+	for i, p := range parts {
+		batch[i] = &writeRequest{obs: p}
+		for _, o := range p {
+			if k := (dpKey{o.ProjectID, o.DataPointID}); b.ids[k] == 0 {
+				b.ids[k] = int64(len(b.ids) + 1)
+			}
+		}
+	}
+	r.route(batch, b.sortKeys(batch))
+}
+
 func TestRouterGroupsABatchPerDatapoint(t *testing.T) {
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(dp string, sec int, v float64) Observation {
@@ -41,7 +58,7 @@ func TestRouterGroupsABatchPerDatapoint(t *testing.T) {
 		{},
 		{at("a", 2, 2), {ProjectID: 2, DataPointID: "a", Time: t0, Value: 9}},
 	}
-	r.route(parts...)
+	route(r, parts...)
 	values := func(c *collector) [][]float64 {
 		var out [][]float64
 		for _, d := range c.got {
@@ -71,7 +88,7 @@ func TestRouterGroupsABatchPerDatapoint(t *testing.T) {
 	}
 
 	// The scratch is reset between batches: the next one routes afresh.
-	r.route([]Observation{at("b", 5, 5)})
+	route(r, []Observation{at("b", 5, 5)})
 	if got := values(b); len(got) != 2 || !slices.Equal(got[1], []float64{1005}) {
 		t.Errorf("b's second delivery: %v", got)
 	}
@@ -90,8 +107,8 @@ func TestRouterAfterALargeBatch(t *testing.T) {
 	for i := range 10_000 {
 		big = append(big, Observation{ProjectID: 1, DataPointID: fmt.Sprintf("dp%d", i%5000), Time: time.Unix(int64(i), 0)})
 	}
-	r.route(big)
-	r.route([]Observation{{ProjectID: 1, DataPointID: "dp7", Time: time.Unix(99_999, 0)}})
+	route(r, big)
+	route(r, []Observation{{ProjectID: 1, DataPointID: "dp7", Time: time.Unix(99_999, 0)}})
 	if len(c.got) != 2 || len(c.got[0]) != 2 || len(c.got[1]) != 1 {
 		t.Fatalf("deliveries %d (%v)", len(c.got), c.got)
 	}
