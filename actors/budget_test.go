@@ -31,7 +31,7 @@ func countConfig(t *testing.T, src string, n int) json.RawMessage {
 }
 
 func (e *env) budgetEngine(b Budget, reg prometheus.Registerer) *Engine {
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Budget: b, Registry: reg})
 	if err != nil {
 		e.t.Fatal(err)

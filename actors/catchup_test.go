@@ -63,7 +63,7 @@ func (e *env) feed(eng *Engine, def Definition, prev time.Time, evs []event, tim
 }
 
 func (e *env) engineAt(now func() time.Time) *Engine {
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: e.history(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
 	if err != nil {
 		e.t.Fatal(err)
@@ -155,7 +155,7 @@ func TestCatchUpComputesWhatACrashLeftOut(t *testing.T) {
 			phase(eng, 200, len(evs))
 			end := evs[len(evs)-1].p.Time.Add(time.Nanosecond)
 
-			rec, err := Recompute(ctx, def, StoreHistory{e.store}, t0, end, nil)
+			rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, t0, end, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestResumeStartsInTheBackgroundWithBoundedConcurrency(t *testing.T) {
 	const vdps, concurrency = 7, 2
 	var reading, most atomic.Int32
 	gate := make(chan struct{})
-	history := &countingGate{SourceReader: StoreHistory{e.store}, gate: gate, reading: &reading, most: &most}
+	history := &countingGate{SourceReader: StoreHistory{Store: e.store}, gate: gate, reading: &reading, most: &most}
 	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: history, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

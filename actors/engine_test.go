@@ -65,13 +65,22 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) engine(onUnhealthy func(Key, string)) *Engine {
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: e.history(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OnUnhealthy: onUnhealthy})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { eng.Shutdown(context.Background()) })
 	return eng
+}
+
+// history is the engine's history as bdp serve gives it: reads batched
+// with other actors' (ReadBatcher), closed after the engine (cleanups run
+// last-registered first).
+func (e *env) history() StoreHistory {
+	b := NewReadBatcher(e.store)
+	e.t.Cleanup(b.Close)
+	return StoreHistory{Store: e.store, Batches: b}
 }
 
 var t0 = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -92,7 +101,7 @@ func (e *env) outputs(dp string, n int) []Point {
 	var pts []Point
 	for {
 		var err error
-		pts, err = StoreHistory{e.store}.Recent(context.Background(), e.project, dp, 0, t0.Add(-time.Hour), t0.Add(24*time.Hour))
+		pts, err = StoreHistory{Store: e.store}.Recent(context.Background(), e.project, dp, 0, t0.Add(-time.Hour), t0.Add(24*time.Hour))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -283,7 +292,7 @@ func TestOutputsSurviveFailingWrites(t *testing.T) {
 	e := newEnv(t)
 	sink := &flakySink{Sink: e.batcher}
 	sink.fails.Store(3)
-	eng, err := New(EngineConfig{Sink: sink, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: sink, Router: e.router, History: StoreHistory{Store: e.store},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,9 @@ import (
 // StoreHistory reads window history from PostgreSQL.
 type StoreHistory struct {
 	Store *store.Store
+	// Batches, if set, reads the pages in batches with other actors'
+	// (ReadBatcher): the engine's history, where many actors start at once.
+	Batches *ReadBatcher
 }
 
 var _ SourceReader = StoreHistory{}
@@ -29,9 +32,19 @@ const queryTimeout = 30 * time.Second
 
 // Recent implements History, reading pages of historyPage newest first.
 func (h StoreHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
-	id, found, err := h.datapoint(ctx, projectID, dataPointID)
-	if err != nil || !found {
-		return nil, err // no observation yet: an empty window
+	readBefore := func(before time.Time, limit int) ([]store.Point, error) {
+		return h.Batches.read(ctx, store.PageRequest{Project: projectID, Name: dataPointID, From: since, To: before, Limit: limit, Newest: true})
+	}
+	if h.Batches == nil {
+		id, found, err := h.datapoint(ctx, projectID, dataPointID)
+		if err != nil || !found {
+			return nil, err // no observation yet: an empty window
+		}
+		readBefore = func(before time.Time, limit int) ([]store.Point, error) {
+			qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+			defer cancel()
+			return h.Store.ReadPageBefore(qctx, id, since, before, limit)
+		}
 	}
 	var pts []Point // newest first until the end
 	for before := end; count <= 0 || len(pts) < count; {
@@ -39,9 +52,7 @@ func (h StoreHistory) Recent(ctx context.Context, projectID int64, dataPointID s
 		if count > 0 {
 			limit = min(limit, count-len(pts))
 		}
-		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-		page, err := h.Store.ReadPageBefore(qctx, id, since, before, limit)
-		cancel()
+		page, err := readBefore(before, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -59,13 +70,7 @@ func (h StoreHistory) Recent(ctx context.Context, projectID int64, dataPointID s
 
 // Page implements SourceReader.
 func (h StoreHistory) Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error) {
-	id, found, err := h.datapoint(ctx, projectID, dataPointID)
-	if err != nil || !found {
-		return nil, err
-	}
-	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	rows, err := h.Store.ReadPage(qctx, id, from, to, limit)
+	rows, err := h.page(ctx, projectID, dataPointID, from, to, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +79,19 @@ func (h StoreHistory) Page(ctx context.Context, projectID int64, dataPointID str
 		pts[i] = Point(p)
 	}
 	return pts, nil
+}
+
+func (h StoreHistory) page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]store.Point, error) {
+	if h.Batches != nil {
+		return h.Batches.read(ctx, store.PageRequest{Project: projectID, Name: dataPointID, From: from, To: to, Limit: limit})
+	}
+	id, found, err := h.datapoint(ctx, projectID, dataPointID)
+	if err != nil || !found {
+		return nil, err
+	}
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	return h.Store.ReadPage(qctx, id, from, to, limit)
 }
 
 // datapoint is the row id of a datapoint; found is false for one that has

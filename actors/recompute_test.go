@@ -113,7 +113,7 @@ func (e *env) stored(dp string, start, end time.Time, n int) []Point {
 	var pts []Point
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var err error
-		if pts, err = (StoreHistory{e.store}).Recent(context.Background(), e.project, dp, 0, start, end); err != nil {
+		if pts, err = (StoreHistory{Store: e.store}).Recent(context.Background(), e.project, dp, 0, start, end); err != nil {
 			e.t.Fatal(err)
 		}
 		if len(pts) >= n || time.Now().After(deadline) {
@@ -167,7 +167,7 @@ func TestRecomputeEqualsLiveEveryValue(t *testing.T) {
 	// come from the warm-up, not from an empty start.
 	start, end := evs[40].p.Time.Add(-time.Second), evs[300].p.Time
 	var calls int
-	rec, err := Recompute(ctx, def, StoreHistory{e.store}, start, end, func(done, total int) {
+	rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, start, end, func(done, total int) {
 		if calls++; done > total {
 			t.Errorf("progress %d of %d", done, total)
 		}
@@ -179,7 +179,7 @@ func TestRecomputeEqualsLiveEveryValue(t *testing.T) {
 		t.Fatalf("%d outputs, %d progress calls: too few to mean anything", len(rec), calls)
 	}
 	sameOutputs(t, "store pages", e.stored("f", start, end, len(rec)), rec)
-	small, err := Recompute(ctx, def, smallPages{StoreHistory{e.store}}, start, end, nil)
+	small, err := Recompute(ctx, def, smallPages{StoreHistory{Store: e.store}}, start, end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestRecomputeEqualsLiveEveryValue(t *testing.T) {
 	}
 	sameOutputs(t, "after replace", e.stored("f", start, end, res.Outputs), rec)
 
-	rec2, err := Recompute(ctx, def2, StoreHistory{e.store}, start, end, nil)
+	rec2, err := Recompute(ctx, def2, StoreHistory{Store: e.store}, start, end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestRecomputeEqualsLiveEveryValue(t *testing.T) {
 func TestRecomputeEqualsLiveTimed(t *testing.T) {
 	e := newEnv(t)
 	past := time.Date(2000, 1, 1, 0, 0, 30, 0, time.UTC)
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return past }})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestRecomputeEqualsLiveTimed(t *testing.T) {
 	if end.Sub(start) < 2*time.Hour {
 		t.Fatalf("period %s to %s too short for two hour boundaries", start, end)
 	}
-	rec, err := Recompute(ctx, def, StoreHistory{e.store}, start, end, nil)
+	rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, start, end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestRecomputeEqualsLiveTimed(t *testing.T) {
 		t.Fatalf("%d outputs, %d on boundaries: too few to mean anything", len(rec), ticks)
 	}
 	sameOutputs(t, "timed", e.stored("g", start, end, len(rec)), rec)
-	small, err := Recompute(ctx, def, smallPages{StoreHistory{e.store}}, start, end, nil)
+	small, err := Recompute(ctx, def, smallPages{StoreHistory{Store: e.store}}, start, end, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,10 +263,10 @@ func TestRecomputeStopsWhenCancelled(t *testing.T) {
 		"parameters": {"formula": "P1;"}}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Recompute(ctx, def, StoreHistory{e.store}, t0, t0.AddDate(1, 0, 0), nil); err == nil {
+	if _, err := Recompute(ctx, def, StoreHistory{Store: e.store}, t0, t0.AddDate(1, 0, 0), nil); err == nil {
 		t.Fatal("a cancelled recompute must fail")
 	}
-	if _, err := Recompute(context.Background(), def, StoreHistory{e.store}, t0, t0, nil); err == nil {
+	if _, err := Recompute(context.Background(), def, StoreHistory{Store: e.store}, t0, t0, nil); err == nil {
 		t.Fatal("an empty period must be refused")
 	}
 }

@@ -24,7 +24,7 @@ func (g gatedHistory) Recent(ctx context.Context, projectID int64, dataPointID s
 
 func (e *env) gatedEngine() (*Engine, chan struct{}) {
 	gate := make(chan struct{})
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: gatedHistory{StoreHistory{e.store}, gate},
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: gatedHistory{StoreHistory{Store: e.store}, gate},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		e.t.Fatal(err)

@@ -34,7 +34,7 @@ func TestTimedTriggersFireLive(t *testing.T) {
 			e.writeAt("src", before.Add(time.Minute), 3)
 
 			offset := time.Until(tc.boundary.Add(-1500 * time.Millisecond))
-			eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{e.store},
+			eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
 				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
 			if err != nil {
 				t.Fatal(err)
@@ -44,7 +44,7 @@ func TestTimedTriggersFireLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.writeAt("src", tc.boundary.Add(-30*time.Second), 8) // live, before the boundary
-			early, err := StoreHistory{e.store}.Recent(ctx, e.project, "out", 0, t0.Add(-time.Hour), t0.Add(24*time.Hour))
+			early, err := StoreHistory{Store: e.store}.Recent(ctx, e.project, "out", 0, t0.Add(-time.Hour), t0.Add(24*time.Hour))
 			if err != nil || len(early) != 0 {
 				t.Fatalf("output before the boundary: %v (%v)", early, err)
 			}

@@ -170,7 +170,10 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 4096
 	}
-	history := &countingHistory{SourceReader: actors.StoreHistory{Store: st}}
+	// The engine's history as bdp serve builds it: reads batched.
+	reads := actors.NewReadBatcher(st)
+	defer reads.Close() // after the engine's Shutdown, deferred below
+	history := &countingHistory{SourceReader: actors.StoreHistory{Store: st, Batches: reads}}
 	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: history,
 		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {

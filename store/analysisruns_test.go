@@ -319,9 +319,15 @@ func BenchmarkAnalysisSeriesRead(b *testing.B) {
 
 func benchProject(t testing.TB, s *Store) int64 {
 	t.Helper()
+	return companyProject(t, s, "acme")
+}
+
+// companyProject makes a company of that name with one project.
+func companyProject(t testing.TB, s *Store, name string) int64 {
+	t.Helper()
 	ctx := context.Background()
-	co, u, _, err := s.CreateCompany(ctx, Company{Name: "acme"},
-		NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
+	co, u, _, err := s.CreateCompany(ctx, Company{Name: name},
+		NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

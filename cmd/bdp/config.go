@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics/runner"
 )
 
@@ -119,7 +120,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_WINDOW_BUDGET_DATAPOINT", "24MiB", "most memory one virtual datapoint's windows may hold by the estimate; a larger configuration is refused (400)"},
 	{"BDP_WINDOW_BUDGET_NODE", "1GiB", "most memory the windows of all running virtual datapoints may hold together by the estimate; a start over it is refused (503)"},
 	{"BDP_WINDOW_SOURCE_INTERVAL", "1s", "shortest interval assumed between two observations of a source, which bounds the estimate of time and cron windows (1ms to 1h)"},
-	{"BDP_RESUME_CONCURRENCY", "4", "virtual datapoints resumed at once after a restart, in the background (1 to 64)"},
+	{"BDP_RESUME_CONCURRENCY", strconv.Itoa(actors.DefaultResumeConcurrency), "virtual datapoints resumed at once after a restart, in the background (1 to " + strconv.Itoa(actors.MaxResumeConcurrency) + "); their history reads are batched"},
 	{"BDP_LOGIN_ACCOUNT_FAILURES", "10", "failed password logins of one account within BDP_LOGIN_FAILURE_WINDOW before 429"},
 	{"BDP_LOGIN_ADDRESS_FAILURES", "100", "failed password logins from one client address (IPv6: its /64) within the window before 429"},
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
@@ -275,8 +276,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	} else {
 		c.MQTTClientQueue = n
 	}
-	if n, err := strconv.Atoi(get("BDP_RESUME_CONCURRENCY")); err != nil || n < 1 || n > 64 {
-		bad("BDP_RESUME_CONCURRENCY", errors.New("must be a whole number from 1 to 64"))
+	if n, err := strconv.Atoi(get("BDP_RESUME_CONCURRENCY")); err != nil || n < 1 || n > actors.MaxResumeConcurrency {
+		bad("BDP_RESUME_CONCURRENCY", fmt.Errorf("must be a whole number from 1 to %d", actors.MaxResumeConcurrency))
 	} else {
 		c.ResumeConcurrency = n
 	}

@@ -93,7 +93,11 @@ func runServe(ctx context.Context) error {
 		}
 		defer stopKafka() // deferred after stopIngest, so it runs before it
 	}
-	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st},
+	// The window refills of actors that start together (a resume starts
+	// every running one) are read in batches, not one query each.
+	reads := actors.NewReadBatcher(st)
+	defer reads.Close() // deferred before the engine's Shutdown, so it runs after it
+	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
 		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg,
 		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
