@@ -21,9 +21,12 @@ type vdpActor struct {
 	// pins lists each pin with its source and how far its history was read
 	// at start. A slice, not maps: at most five entries, and ten thousand
 	// actors would pay for map buckets.
-	pins     []pinSource
-	unsub    []func()
-	timer    *time.Timer
+	pins  []pinSource
+	unsub []func()
+	// nextTick is the timed-trigger boundary the actor waits for, Unix
+	// nanoseconds, 0 for none: the engine's clock may send a tick it no
+	// longer waits for (tickClock), one before it, which it ignores.
+	nextTick int64
 	reported int64 // when a calculation error was last reported, Unix nanoseconds
 }
 
@@ -79,7 +82,9 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 			a.deliver(m)
 		}
 	case *tick:
-		if a.calc != nil {
+		// A tick before the boundary it waits for is stale (a second one
+		// for a boundary already fired, after a restart).
+		if a.calc != nil && a.nextTick != 0 && m.at.UnixNano() >= a.nextTick {
 			out, ok := a.calc.Tick(m.at)
 			a.write(out, ok)
 			a.schedule(ctx)
@@ -299,18 +304,16 @@ func (a *vdpActor) reportCalcError(err error) {
 	a.engine.cfg.OnCalcError(a.def.key(), err)
 }
 
-// schedule arms the timer of the next timed-trigger boundary.
+// schedule asks the engine's clock for a tick at the next timed-trigger
+// boundary.
 func (a *vdpActor) schedule(ctx actor.Context) {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	now := a.engine.cfg.Now()
-	next, ok := a.calc.NextTick(now)
+	next, ok := a.calc.NextTick(a.engine.cfg.Now())
 	if !ok {
+		a.nextTick = 0
 		return
 	}
-	root, self := a.engine.system.Root, ctx.Self()
-	a.timer = time.AfterFunc(next.Sub(now), func() { root.Send(self, &tick{at: next}) })
+	a.nextTick = next.UnixNano()
+	a.engine.clock.wake(ctx.Self(), next)
 }
 
 func (a *vdpActor) release() {
@@ -318,10 +321,7 @@ func (a *vdpActor) release() {
 		u()
 	}
 	a.unsub = nil
-	if a.timer != nil {
-		a.timer.Stop()
-		a.timer = nil
-	}
+	a.nextTick = 0
 }
 
 // mailboxSubscriber hands router deliveries to the actor's mailbox; Send

@@ -67,6 +67,7 @@ type Engine struct {
 	system     *actor.ActorSystem
 	supervisor *actor.PID
 	dispatcher *workerDispatcher // runs the datapoint actors' mailboxes
+	clock      *tickClock        // wakes the actors at their timed-trigger boundaries
 
 	mu      sync.Mutex
 	running map[Key]runningVDP
@@ -121,6 +122,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
+	e.clock = newTickClock(cfg.Now, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) })
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
 		actor.WithDispatcher(e.dispatcher))}
@@ -230,6 +232,7 @@ func (e *Engine) Running(k Key) bool {
 // history are cut short.
 func (e *Engine) Shutdown(ctx context.Context) {
 	e.cancel()
+	e.clock.stop()
 	e.mu.Lock()
 	keys := make([]Key, 0, len(e.running))
 	for k := range e.running {

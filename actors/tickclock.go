@@ -1,0 +1,108 @@
+package actors
+
+import (
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// tickClock wakes the actors with timed triggers at their boundaries with
+// one timer for the engine, not one per actor. Timed triggers fire at
+// whole UTC minutes and hours, so the actors waiting share a handful of
+// boundaries: 100,000 every_minute datapoints are one list under one
+// time, sent their ticks by one goroutine, instead of 100,000 timers (a
+// runtime timer and a closure each on the heap) whose callbacks start
+// 100,000 goroutines on the minute.
+//
+// A tick may reach an actor that no longer waits for it (it was stopped,
+// restarted or woken again for another boundary): the actor keeps the
+// boundary it waits for and ignores any other (vdpActor.nextTick).
+type tickClock struct {
+	now  func() time.Time
+	send func(pid *actor.PID, t *tick)
+
+	mu      sync.Mutex
+	due     map[time.Time][]*actor.PID // boundary -> the actors waiting for it
+	armed   time.Time                  // the boundary the timer is set for; zero for none
+	timer   *time.Timer
+	stopped bool
+}
+
+func newTickClock(now func() time.Time, send func(*actor.PID, *tick)) *tickClock {
+	return &tickClock{now: now, send: send, due: map[time.Time][]*actor.PID{}}
+}
+
+// wake sends pid a tick at boundary at (at once if it is past).
+func (c *tickClock) wake(pid *actor.PID, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.due[at] = append(c.due[at], pid)
+	if c.armed.IsZero() || at.Before(c.armed) {
+		c.arm(at)
+	}
+}
+
+// arm sets the timer for boundary at, replacing the one set before.
+// Called with mu held.
+func (c *tickClock) arm(at time.Time) {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.armed = at
+	c.timer = time.AfterFunc(at.Sub(c.now()), func() { c.fire(at) })
+}
+
+// fire sends the ticks of every boundary up to at, when the timer set for
+// at goes off, and sets the timer for the next boundary. A timer replaced
+// while its callback was starting finds another boundary armed and does
+// nothing.
+func (c *tickClock) fire(at time.Time) {
+	c.mu.Lock()
+	if c.stopped || !c.armed.Equal(at) {
+		c.mu.Unlock()
+		return
+	}
+	type ready struct {
+		at   time.Time
+		pids []*actor.PID
+	}
+	var fired []ready
+	var next time.Time
+	for b, pids := range c.due {
+		if !b.After(at) {
+			fired = append(fired, ready{b, pids})
+			delete(c.due, b)
+		} else if next.IsZero() || b.Before(next) {
+			next = b
+		}
+	}
+	c.armed, c.timer = time.Time{}, nil
+	if !next.IsZero() {
+		c.arm(next)
+	}
+	c.mu.Unlock()
+	// Sent outside the lock: a mailbox send never blocks, but 100,000 of
+	// them should not hold up an actor asking to be woken.
+	for _, r := range fired {
+		t := &tick{at: r.at}
+		for _, pid := range r.pids {
+			c.send(pid, t)
+		}
+	}
+}
+
+// stop ends the clock: no tick is sent after it returns but those already
+// being sent.
+func (c *tickClock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	clear(c.due)
+}
