@@ -33,6 +33,23 @@ type VDPOptions struct {
 	// default, which is what bdp serve runs with.
 	BatchWait time.Duration
 
+	// Mix: "on" runs the mix of issue 18 (vdp_mixrun.go) instead of the
+	// uniform formulas, "off" never, "auto" (the default) from 100,000
+	// datapoints.
+	Mix string
+	// History is how many observations of each source the mix stores
+	// before its datapoints start; default 10.
+	History int
+	// Down is how long the mix's feed goes on while its engine is
+	// stopped for the restart; default 3 s.
+	Down time.Duration
+	// ResumeConcurrency is Resume's concurrency in the mix's restart;
+	// default bdp serve's, actors.DefaultResumeConcurrency.
+	ResumeConcurrency int
+	// NoBurst leaves out the mix's minute burst, which feeds through two
+	// minute boundaries (at least 2 minutes).
+	NoBurst bool
+
 	Progress    io.Writer // progress lines; nil for none
 	CPUProfile  io.Writer // if set, a CPU profile of the feed and drain
 	HeapProfile io.Writer // if set, a heap profile taken when heap_bytes_per_vdp is measured
@@ -53,6 +70,17 @@ func (o *VDPOptions) fill() error {
 	def(&o.PerWrite, 1_000)
 	def(&o.Writers, 8)
 	def(&o.Sample, 10)
+	def(&o.History, 10)
+	def(&o.ResumeConcurrency, actors.DefaultResumeConcurrency)
+	if o.Down == 0 {
+		o.Down = 3 * time.Second
+	}
+	if o.Mix == "" {
+		o.Mix = "auto"
+	}
+	if o.Mix != "auto" && o.Mix != "on" && o.Mix != "off" {
+		return fmt.Errorf("vdp: -mix must be auto, on or off, got %q", o.Mix)
+	}
 	if o.Duration == 0 {
 		o.Duration = time.Minute
 	}
@@ -62,7 +90,7 @@ func (o *VDPOptions) fill() error {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	if o.VDPs < 1 || o.Rate < 1 || o.PerWrite < 1 || o.Writers < 1 || o.Sample < 1 || o.Duration < 0 || o.Drain < 0 || o.BatchWait < 0 {
+	if o.VDPs < 1 || o.Rate < 1 || o.PerWrite < 1 || o.Writers < 1 || o.Sample < 1 || o.History < 1 || o.ResumeConcurrency < 1 || o.Down < 0 || o.Duration < 0 || o.Drain < 0 || o.BatchWait < 0 {
 		return fmt.Errorf("vdp: every count must be positive: %+v", *o)
 	}
 	return nil
@@ -105,6 +133,9 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		return nil, err
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
+	if opts.mixOn() {
+		return vdpMix(ctx, opts, progress)
+	}
 
 	rig, err := newVDPRig(ctx, opts, progress)
 	if err != nil {

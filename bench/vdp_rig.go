@@ -27,11 +27,12 @@ type vdpRig struct {
 	router  *pipeline.Router
 	batcher *pipeline.Batcher
 	now     time.Time // when the pipeline was made
-	stops   []func()  // run in reverse by close
+	log     *slog.Logger
+	stops   []func() // run in reverse by close
 }
 
 func newVDPRig(ctx context.Context, opts VDPOptions, progress func(string, ...any)) (_ *vdpRig, err error) {
-	r := &vdpRig{}
+	r := &vdpRig{log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -78,10 +79,9 @@ func (r *vdpRig) close() {
 }
 
 // newEngine makes an engine over the rig's pipeline, logging warnings
-// and worse only, as many engines as a scenario restarts.
+// and worse only; a scenario that restarts makes another.
 func (r *vdpRig) newEngine(history actors.SourceReader) (*actors.Engine, error) {
-	return actors.New(actors.EngineConfig{Sink: r.batcher, Router: r.router, History: history,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return actors.New(actors.EngineConfig{Sink: r.batcher, Router: r.router, History: history, Log: r.log})
 }
 
 // vdpProject makes the company and project everything belongs to.
