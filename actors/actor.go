@@ -82,7 +82,7 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		if a.calc != nil {
 			out, ok := a.calc.Tick(m.at)
 			a.write(out, ok)
-			a.schedule(ctx)
+			a.schedule(ctx, a.engine.cfg.Now())
 		}
 	}
 }
@@ -198,7 +198,10 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	if es, ok := calc.(errorSource); ok {
 		_ = es.TakeError() // reported when the history arrived live
 	}
-	a.schedule(ctx)
+	// The next boundary after the now the refill or catch-up ran to, not
+	// after the clock's now: a boundary that passed while the history was
+	// read is fired, rather than skipped (the recompute fires it).
+	a.schedule(ctx, now)
 	return cursor, nil
 }
 
@@ -299,18 +302,18 @@ func (a *vdpActor) reportCalcError(err error) {
 	a.engine.cfg.OnCalcError(a.def.key(), err)
 }
 
-// schedule arms the timer of the next timed-trigger boundary.
-func (a *vdpActor) schedule(ctx actor.Context) {
+// schedule arms the timer of the next timed-trigger boundary after
+// after; one already past fires at once.
+func (a *vdpActor) schedule(ctx actor.Context, after time.Time) {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	now := a.engine.cfg.Now()
-	next, ok := a.calc.NextTick(now)
+	next, ok := a.calc.NextTick(after)
 	if !ok {
 		return
 	}
 	root, self := a.engine.system.Root, ctx.Self()
-	a.timer = time.AfterFunc(next.Sub(now), func() { root.Send(self, &tick{at: next}) })
+	a.timer = time.AfterFunc(next.Sub(a.engine.cfg.Now()), func() { root.Send(self, &tick{at: next}) })
 }
 
 func (a *vdpActor) release() {
