@@ -55,7 +55,7 @@ var mixTable = []mixShape{
 		map[string]any{"formula": "P1 + P2"}},
 	{actors.TypeAbsoluteHumidity, []mixPin{{"relative_humidity", count(1), "last", "every_value"}, {"temperature", count(3), "mean", "every_value"}},
 		map[string]any{"relative_humidity_unit": "percent"}},
-	{actors.TypeFormula, []mixPin{{"P1", cron("*/2 * * * *", "1-59/2 * * * *"), "max", "every_minute"}},
+	{actors.TypeFormula, []mixPin{{"P1", cron("*/5 * * * *", "4-59/5 * * * *"), "max", "every_minute"}},
 		map[string]any{"formula": "P1"}},
 	{actors.TypeFormula, []mixPin{{"P1", span("1m"), "median", "every_value"}},
 		map[string]any{"formula": "P1 / 10"}},

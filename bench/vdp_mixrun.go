@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
@@ -88,6 +89,10 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 		"history_per_source": opts.History, "target_inputs_per_s": opts.Rate, "duration_s": round(opts.Duration.Seconds()),
 		"start_s": round(time.Since(startedAt).Seconds()), "loadavg_at_start": loadAverage(), "cpus": runtime.NumCPU()}
 	progress("mix: started in %.1f s", res["start_s"])
+	// The first minute boundary after every datapoint runs: the run goes
+	// on past it, so that the every_minute datapoints' outputs are
+	// compared too, however short the feed.
+	firstMinute := time.Now().Truncate(time.Minute).Add(time.Minute)
 
 	if err := mixFeedPhase(ctx, rig, opts, l, feed, before, interval, res, progress); err != nil {
 		return res, err
@@ -98,12 +103,16 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	live = nil // restartMix stops it
 	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, progress)
 	live = engine
+	if err == nil {
+		res["running_after_restart"], err = rig.running(ctx)
+	}
 	if err != nil {
 		close(stop)
 		return res, errors.Join(err, <-fed)
 	}
-	// Live data through the resumed actors before the feed stops.
-	time.Sleep(2 * time.Second)
+	// Live data through the resumed actors before the feed stops, and
+	// past the first minute boundary.
+	time.Sleep(max(2*time.Second, time.Until(firstMinute.Add(timedGuard+time.Second))))
 	close(stop)
 	if err := <-fed; err != nil {
 		return res, err
@@ -122,6 +131,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 		return res, err
 	}
 	res["verify_s"], res["outputs_compared"], res["outputs_different"] = round(time.Since(began).Seconds()), check.compared, check.different
+	res["outputs_compared_by_shape"] = check.byShape
 	if check.different > 0 {
 		res["first_difference"] = check.first
 	}
@@ -151,6 +161,12 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	defer lat.close()
 	progress("mix: feeding %d observations/s for %s", opts.Rate, opts.Duration)
 	inBase := storedCount(rig.reg, srcBench)
+	if opts.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(opts.CPUProfile); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	stop := make(chan struct{})
 	began := time.Now()
 	fed := runFeed(ctx, rig.batcher, opts, stop, feed)
@@ -161,6 +177,9 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	close(stop)
 	if err := <-fed; err != nil {
 		return err
+	}
+	if opts.CPUProfile != nil {
+		pprof.StopCPUProfile()
 	}
 	seconds := time.Since(began).Seconds()
 	inputs := storedCount(rig.reg, srcBench) - inBase
@@ -177,6 +196,11 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	// bound of what they hold, so it is if anything too low while the
 	// windows are not yet full.
 	total := float64(int64(heapAfterGC())-int64(before)) / float64(opts.VDPs)
+	if opts.HeapProfile != nil {
+		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
+			return err
+		}
+	}
 	est, err := l.windowEstimate(interval)
 	if err != nil {
 		return err

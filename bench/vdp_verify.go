@@ -20,8 +20,9 @@ const verifyWorkers = 8
 // with a recompute of it (issue 18 item 3, "every output equal to a
 // recompute").
 type mixCheck struct {
-	compared  int64 // outputs of the recomputes
-	different int64 // outputs that differ in value, or are missing or extra in the store
+	compared  int64   // outputs of the recomputes
+	different int64   // outputs that differ in value, or are missing or extra in the store
+	byShape   []int64 // compared, per shape of mixTable
 	first     string
 	mu        sync.Mutex
 }
@@ -42,7 +43,7 @@ type mixCheck struct {
 // it is outside the period on both sides.
 func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, project int64, l mixLayout,
 	cursors []time.Time, end time.Time) (*mixCheck, error) {
-	var c mixCheck
+	c := mixCheck{byShape: make([]int64, len(mixTable))}
 	src := actors.StoreHistory{Store: st}
 	err := forEach(ctx, l.vdps, verifyWorkers, func(ctx context.Context, i int) error {
 		if !end.After(cursors[i]) {
@@ -66,6 +67,7 @@ func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, proj
 			return err
 		}
 		atomic.AddInt64(&c.compared, int64(len(want)))
+		atomic.AddInt64(&c.byShape[i%len(mixTable)], int64(len(want)))
 		if n, what := differ(want, got); n > 0 {
 			atomic.AddInt64(&c.different, int64(n))
 			c.mu.Lock()
