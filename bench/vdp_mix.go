@@ -37,10 +37,11 @@ func cron(s, e string) map[string]any { return map[string]any{"start": s, "end":
 // mixTable: half every_value only (which the latency is taken on), half
 // with a timed trigger, most of them every_minute, as dashboards of
 // minute values are the common case; every aggregate appears. Time
-// windows are at most 2 minutes: at 100,000 observations a second over
+// windows are at most a minute: at 100,000 observations a second over
 // about 170,000 sources, each source sends every 1.7 s, so a 1-hour window
 // would hold 2,000 observations and the heap would measure the windows,
-// which item 4 puts aside (window_estimate_bytes_per_vdp). The values fed
+// which item 4 puts aside (window_estimate_bytes_per_vdp); and a feed of
+// a minute, the default, fills them. The values fed
 // are 0 to 99.9: percent of relative humidity, °C of temperature.
 var mixTable = []mixShape{
 	{actors.TypeFormula, []mixPin{{"P1", count(vdpWindow), "mean", "every_value"}, {"P2", count(vdpWindow), "mean", "every_value"}},
@@ -61,7 +62,7 @@ var mixTable = []mixShape{
 		map[string]any{"formula": "P1 / 10"}},
 	{actors.TypeGradient, []mixPin{{"input", span("1m"), "mean", "every_minute"}},
 		map[string]any{"factorization": 3600}},
-	{actors.TypeFormula, []mixPin{{"P1", span("2m"), "timeweighted_mean", "every_hour"}, {"P2", count(3), "first", "every_value"},
+	{actors.TypeFormula, []mixPin{{"P1", span("1m"), "timeweighted_mean", "every_hour"}, {"P2", count(3), "first", "every_value"},
 		{"P3", span("1m"), "integral", "every_minute"}}, map[string]any{"formula": "P1 + P2 + P3 / 60"}},
 	{actors.TypeFormula, []mixPin{{"P1", cron("* * * * *", "* * * * *"), "mean", "every_value"}, {"P2", count(2), "min", "every_value"}},
 		map[string]any{"formula": "max(P1, P2)"}},

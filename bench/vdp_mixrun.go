@@ -190,8 +190,8 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	res["latency_p50_ms"], res["latency_p99_ms"], res["latency_samples"] = round(p50), round(p99), samples
 
 	// The heap after the feed: windows hold what the rate puts in them,
-	// up to their span (full once the feed lasted the longest span, 2
-	// minutes), rather than the few observations of history. What is
+	// up to their span (full once the feed lasted the longest span, a
+	// minute), rather than the few observations of history. What is
 	// beside them is the total minus the windows' estimate, an upper
 	// bound of what they hold, so it is if anything too low while the
 	// windows are not yet full.
@@ -208,7 +208,7 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	perVDP := float64(est) / float64(opts.VDPs)
 	res["heap_total_bytes_per_vdp"], res["window_estimate_bytes_per_vdp"] = int(total), int(perVDP)
 	res["heap_bytes_per_vdp"] = int(total - perVDP)
-	res["windows_full"] = opts.Duration >= 2*time.Minute
+	res["windows_full"] = opts.Duration >= time.Minute
 	progress("mix: fed %.0f inputs/s; p50 %.1f ms, p99 %.1f ms over %d samples; heap %.0f bytes per datapoint, %.0f beside its windows' %.0f",
 		inputs/seconds, p50, p99, samples, total, total-perVDP, perVDP)
 	return nil
