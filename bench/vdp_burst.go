@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
@@ -64,7 +65,10 @@ func minuteBurst(ctx context.Context, rig *vdpRig, opts VDPOptions, progress fun
 	}
 	defer engine.Shutdown(context.Background())
 	progress("burst: starting %d every_minute datapoints", n)
+	var started atomic.Int64
+	stopReport := reportEvery(progress, "burst: started", n, &started)
 	err = forEach(ctx, n, startParallel, func(ctx context.Context, i int) error {
+		defer started.Add(1)
 		raw, err := storedConfig(actors.TypeFormula, map[string]any{
 			"pins": map[string]any{"P1": map[string]any{"dataPointID": burstSource(i), "data_range": span("1m"),
 				"aggregate": "mean", "trigger": "every_minute"}},
@@ -78,6 +82,7 @@ func minuteBurst(ctx context.Context, rig *vdpRig, opts VDPOptions, progress fun
 		}
 		return err
 	})
+	stopReport()
 	if err != nil {
 		return nil, fmt.Errorf("burst: %w", err)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
@@ -38,11 +39,11 @@ func cron(s, e string) map[string]any { return map[string]any{"start": s, "end":
 // with a timed trigger, most of them every_minute, as dashboards of
 // minute values are the common case; every aggregate appears. Time
 // windows are at most a minute: at 100,000 observations a second over
-// about 170,000 sources, each source sends every 1.7 s, so a 1-hour window
-// would hold 2,000 observations and the heap would measure the windows,
-// which item 4 puts aside (window_estimate_bytes_per_vdp); and a feed of
-// a minute, the default, fills them. The values fed
-// are 0 to 99.9: percent of relative humidity, °C of temperature.
+// about 170,000 sources, each source sends every 1.7 s, so a 1-hour
+// window would hold 2,000 observations and the heap would measure the
+// windows, which item 4 puts aside (window_estimate_bytes_per_vdp); and
+// the default feed of a minute fills them. The values fed are 0 to 99.9:
+// percent of relative humidity, °C of temperature.
 var mixTable = []mixShape{
 	{actors.TypeFormula, []mixPin{{"P1", count(vdpWindow), "mean", "every_value"}, {"P2", count(vdpWindow), "mean", "every_value"}},
 		map[string]any{"formula": vdpFormula}},
@@ -165,9 +166,13 @@ func (l mixLayout) windowEstimate(interval time.Duration) (int64, error) {
 // (created, ready to start, starting), runs it with engine.Start and
 // records it Running with where its calculation began, which a Resume
 // later catches up from; it returns those cursors.
-func startMix(ctx context.Context, st *store.Store, engine *actors.Engine, project int64, l mixLayout) ([]time.Time, error) {
+func startMix(ctx context.Context, st *store.Store, engine *actors.Engine, project int64, l mixLayout,
+	progress func(string, ...any)) ([]time.Time, error) {
 	cursors := make([]time.Time, l.vdps)
+	var done atomic.Int64
+	defer reportEvery(progress, "mix: started", l.vdps, &done)()
 	err := forEach(ctx, l.vdps, startParallel, func(ctx context.Context, i int) error {
+		defer done.Add(1)
 		typ, body := l.config(i)
 		raw, err := storedConfig(typ, body)
 		if err != nil {

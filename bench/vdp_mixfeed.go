@@ -25,9 +25,12 @@ const timedGuard = 2 * time.Second
 // mixFeed makes the observations of the mix and of the minute burst:
 // observation k belongs to source k mod len(names), as in vdpFeed, but is
 // stamped with the wall clock when its write is made (and never earlier
-// than the previous observation plus step), so that event time runs with
-// the clock even when the feed falls behind or pauses, as timed triggers
-// need: they fire on the clock. Times stay unique and rise per source,
+// than the previous observation plus a microsecond), so that event time
+// runs with the clock even when the feed falls behind or pauses, as timed
+// triggers need: they fire on the clock. Not plus step: writes made in a
+// burst, when the pacer catches up, would then be stamped ahead of the
+// clock, and a timed datapoint would receive observations after its next
+// boundary before that boundary fires. Times stay unique and rise per source,
 // and a source's observations are written in time order, so each one is
 // stored after the one before it as long as the writes in flight (Writers
 // of PerWrite) hold fewer observations than there are sources (checked by
@@ -67,7 +70,7 @@ func (f *mixFeed) next(n int) []pipeline.Observation {
 	obs := make([]pipeline.Observation, 0, n)
 	for len(obs) < n {
 		s := f.k % len(f.names)
-		t := maxTime(f.last.Add(f.step), now)
+		t := maxTime(f.last.Add(time.Microsecond), now)
 		f.k++
 		if f.guarded != nil && f.guarded[s] && nearMinute(t) {
 			continue

@@ -81,7 +81,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	before := heapAfterGC()
 	progress("mix: creating and starting %d virtual datapoints", opts.VDPs)
 	startedAt := time.Now()
-	cursors, err := startMix(ctx, rig.st, engine, rig.project, l)
+	cursors, err := startMix(ctx, rig.st, engine, rig.project, l, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 
 	progress("mix: comparing every output with a recompute")
 	began := time.Now()
-	check, err := verifyMix(ctx, rig.st, engine, rig.project, l, cursors, end)
+	check, err := verifyMix(ctx, rig.st, engine, rig.project, l, cursors, end, progress)
 	if err != nil {
 		return res, err
 	}

@@ -116,6 +116,26 @@ func startVDPs(ctx context.Context, engine *actors.Engine, project int64, n int)
 	})
 }
 
+// reportEvery prints what done counts, out of n, every 5 s until the
+// returned stop is called: the long phases of the mix show they move.
+func reportEvery(progress func(string, ...any), what string, n int, done *atomic.Int64) (stop func()) {
+	quit := make(chan struct{})
+	began := time.Now()
+	go func() {
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				progress("%s: %d of %d after %.0f s", what, done.Load(), n, time.Since(began).Seconds())
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { close(quit) }
+}
+
 // startParallel is how many virtual datapoints the scenarios start at once.
 const startParallel = 16
 

@@ -42,10 +42,13 @@ type mixCheck struct {
 // the engine stopped; its output is at its own time, at or after end, so
 // it is outside the period on both sides.
 func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, project int64, l mixLayout,
-	cursors []time.Time, end time.Time) (*mixCheck, error) {
+	cursors []time.Time, end time.Time, progress func(string, ...any)) (*mixCheck, error) {
 	c := mixCheck{byShape: make([]int64, len(mixTable))}
 	src := actors.StoreHistory{Store: st}
+	var done atomic.Int64
+	defer reportEvery(progress, "mix: compared", l.vdps, &done)()
 	err := forEach(ctx, l.vdps, verifyWorkers, func(ctx context.Context, i int) error {
+		defer done.Add(1)
 		if !end.After(cursors[i]) {
 			return nil // started after the feed stopped: nothing to compare
 		}
