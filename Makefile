@@ -15,6 +15,7 @@
 #   make bench-ingest  2M observations through Kafka vs raw COPY (goals: >= 200,000 obs/s, ratio >= 0.8)
 #   make bench-resume  restart with 10 running virtual datapoints over 500,000 stored points each (seconds until HTTP answers, until all Running)
 #   make bench-vdp   10,000 formula datapoints fed 50,000 obs/s for 60 s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)
+#   make bench-vdp-mix  issue 18: 100,000 datapoints of a mix of types, windows and triggers at 100,000 obs/s, a restart, every output against a recompute, a minute burst (goals: p99 <= 50 ms, <= 2 KiB heap beside windows, all Running <= 60 s, burst p99 <= 5 s, ingest >= 0.8)
 #   make bench-mqtt  embedded MQTT broker: 10,000 idle connections (<= 20 KiB heap each, connected in <= 5 s), live out to 10 QoS 1 subscribers under 20,000 obs/s (delivered 1.0, p99 <= 20 ms), QoS 1 ingestion (>= 200,000 obs/s) beside HTTP
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
@@ -45,7 +46,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-vdp-mix bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
 
 all: build
 
@@ -146,6 +147,12 @@ bench-ingest: deps-test build
 # stored -> output stored) and heap_bytes_per_vdp.
 bench-vdp: build
 	./bin/bdp-bench vdp
+
+# Issue 18's 100,000 scenario: the mix of types, windows and triggers at
+# 100,000 obs/s, a restart with Resume, every output against a recompute,
+# then the minute burst (README, "100,000 virtual datapoints: the mix").
+bench-vdp-mix: build
+	./bin/bdp-bench vdp -vdps 100000 -rate 100000
 
 # bdp serve restarted (SIGTERM, start) 3 times with 10 running virtual
 # datapoints whose sources hold 500,000 stored minutes each (bench/resume.go);

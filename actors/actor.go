@@ -87,7 +87,10 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		if a.calc != nil && a.nextTick != 0 && m.at.UnixNano() >= a.nextTick {
 			out, ok := a.calc.Tick(m.at)
 			a.write(out, ok)
-			a.schedule(ctx)
+			// The next boundary after this one, not after the clock: a
+			// tick that came late (a busy node) does not skip the
+			// boundaries that passed meanwhile; they fire at once.
+			a.schedule(ctx, m.at)
 		}
 	}
 }
@@ -203,7 +206,10 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	if es, ok := calc.(errorSource); ok {
 		_ = es.TakeError() // reported when the history arrived live
 	}
-	a.schedule(ctx)
+	// The next boundary after the now the refill or catch-up ran to, not
+	// after the clock's now: a boundary that passed while the history was
+	// read is fired, rather than skipped (the recompute fires it).
+	a.schedule(ctx, now)
 	return cursor, nil
 }
 
@@ -305,9 +311,9 @@ func (a *vdpActor) reportCalcError(err error) {
 }
 
 // schedule asks the engine's clock for a tick at the next timed-trigger
-// boundary.
-func (a *vdpActor) schedule(ctx actor.Context) {
-	next, ok := a.calc.NextTick(a.engine.cfg.Now())
+// boundary after after; one already past fires at once.
+func (a *vdpActor) schedule(ctx actor.Context, after time.Time) {
+	next, ok := a.calc.NextTick(after)
 	if !ok {
 		a.nextTick = 0
 		return

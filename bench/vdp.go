@@ -5,20 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"runtime"
 	"runtime/pprof"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/store"
-	"github.com/openbdp/bdp/store/pgcluster"
 )
 
 // VDPOptions shape the virtual-datapoint scenario; zero values take the
@@ -41,6 +33,23 @@ type VDPOptions struct {
 	// default, which is what bdp serve runs with.
 	BatchWait time.Duration
 
+	// Mix: "on" runs the mix of issue 18 (vdp_mixrun.go) instead of the
+	// uniform formulas, "off" never, "auto" (the default) from 100,000
+	// datapoints.
+	Mix string
+	// History is how many observations of each source the mix stores
+	// before its datapoints start; default 10.
+	History int
+	// Down is how long the mix's feed goes on while its engine is
+	// stopped for the restart; default 3 s.
+	Down time.Duration
+	// ResumeConcurrency is Resume's concurrency in the mix's restart;
+	// default bdp serve's, actors.DefaultResumeConcurrency.
+	ResumeConcurrency int
+	// NoBurst leaves out the mix's minute burst, which feeds through two
+	// minute boundaries (at least 2 minutes).
+	NoBurst bool
+
 	Progress    io.Writer // progress lines; nil for none
 	CPUProfile  io.Writer // if set, a CPU profile of the feed and drain
 	HeapProfile io.Writer // if set, a heap profile taken when heap_bytes_per_vdp is measured
@@ -61,6 +70,17 @@ func (o *VDPOptions) fill() error {
 	def(&o.PerWrite, 1_000)
 	def(&o.Writers, 8)
 	def(&o.Sample, 10)
+	def(&o.History, 10)
+	def(&o.ResumeConcurrency, actors.DefaultResumeConcurrency)
+	if o.Down == 0 {
+		o.Down = 3 * time.Second
+	}
+	if o.Mix == "" {
+		o.Mix = "auto"
+	}
+	if o.Mix != "auto" && o.Mix != "on" && o.Mix != "off" {
+		return fmt.Errorf("vdp: -mix must be auto, on or off, got %q", o.Mix)
+	}
 	if o.Duration == 0 {
 		o.Duration = time.Minute
 	}
@@ -70,7 +90,7 @@ func (o *VDPOptions) fill() error {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	if o.VDPs < 1 || o.Rate < 1 || o.PerWrite < 1 || o.Writers < 1 || o.Sample < 1 || o.Duration < 0 || o.Drain < 0 || o.BatchWait < 0 {
+	if o.VDPs < 1 || o.Rate < 1 || o.PerWrite < 1 || o.Writers < 1 || o.Sample < 1 || o.History < 1 || o.ResumeConcurrency < 1 || o.Down < 0 || o.Duration < 0 || o.Drain < 0 || o.BatchWait < 0 {
 		return fmt.Errorf("vdp: every count must be positive: %+v", *o)
 	}
 	return nil
@@ -113,43 +133,18 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		return nil, err
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
-
-	// The throwaway cluster is configured like bdp serve's managed one
-	// (store/pgcluster: shared_buffers 1 GB) except that it does not
-	// fsync: commits here are cheaper than on a durable database.
-	progress("starting PostgreSQL")
-	cluster, stopPG, err := pgcluster.StartForTests(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer stopPG()
-	st, err := store.Open(ctx, cluster.URL())
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	project, err := vdpProject(ctx, st)
-	if err != nil {
-		return nil, err
+	if opts.mixOn() {
+		return vdpMix(ctx, opts, progress)
 	}
 
-	// The pipeline as bdp serve builds it (cmd/bdp/serve.go startPipeline):
-	// default batching unless opts.BatchWait says otherwise, partitions of
-	// the coming weeks made up front.
-	now := time.Now().UTC()
-	if err := st.EnsureUpcomingPartitions(ctx, now); err != nil {
-		return nil, err
-	}
-	reg := prometheus.NewRegistry()
-	router := pipeline.NewRouter()
-	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{MaxWait: opts.BatchWait}, st, router, reg)
+	rig, err := newVDPRig(ctx, opts, progress)
 	if err != nil {
 		return nil, err
 	}
-	go batcher.Run()
-	defer batcher.Stop()
+	defer rig.close()
+	project, reg, router, batcher := rig.project, rig.reg, rig.router, rig.batcher
 
-	f := newVDPFeed(project, opts, now)
+	f := newVDPFeed(project, opts, rig.now)
 	progress("storing %d observations of history (%d sources x %d)", f.sources*vdpWindow, f.sources, vdpWindow)
 	if err := f.preload(ctx, batcher); err != nil {
 		return nil, err
@@ -170,12 +165,8 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
 		runtime.MemProfileRate = 4096
 	}
-	// The engine's history as bdp serve builds it: reads batched.
-	reads := actors.NewReadBatcher(st)
-	defer reads.Close() // after the engine's Shutdown, deferred below
-	history := &countingHistory{SourceReader: actors.StoreHistory{Store: st, Batches: reads}}
-	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: history,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	history := &countingHistory{SourceReader: rig.history()}
+	engine, err := rig.newEngine(history)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +194,8 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 	}
 	progress("started in %.1f s; heap %.0f bytes per virtual datapoint", startSeconds, heapPerVDP)
 
-	lat := newLatencyTaps(router, project, opts, f)
+	n := (opts.VDPs + opts.Sample - 1) / opts.Sample
+	lat := newLatencyTaps(router, project, uniformTaps(opts), 2*n*opts.Rate/f.sources, opts.Duration)
 	defer lat.close()
 
 	if opts.CPUProfile != nil {
@@ -298,23 +290,6 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 	return res, nil
 }
 
-// vdpProject makes the company and project everything belongs to.
-func vdpProject(ctx context.Context, st *store.Store) (int64, error) {
-	if _, err := st.Migrate(ctx); err != nil {
-		return 0, err
-	}
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "bench"},
-		store.NewUser{FirstName: "B", LastName: "Bench", Email: "bench@example.com", PasswordHash: "unused"}, nil)
-	if err != nil {
-		return 0, err
-	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "bench"}, nil)
-	if err != nil {
-		return 0, err
-	}
-	return p.ID, nil
-}
-
 func vdpName(i int) string    { return fmt.Sprintf("v%05d", i) }
 func sourceName(i int) string { return fmt.Sprintf("s%05d", i) }
 
@@ -326,131 +301,26 @@ func vdpDefinition(engine *actors.Engine, project int64, i int) (actors.Definiti
 		return map[string]any{"dataPointID": sourceName(src), "data_range": map[string]any{"count": vdpWindow},
 			"aggregate": "mean", "trigger": "every_value"}
 	}
-	body, err := json.Marshal(map[string]any{
+	stored, err := storedConfig(actors.TypeFormula, map[string]any{
 		"pins":       map[string]any{"P1": pin(2 * i), "P2": pin(2*i + 1)},
 		"parameters": map[string]any{"formula": vdpFormula},
 	})
 	if err != nil {
 		return actors.Definition{}, err
 	}
-	cfg, err := actors.ParseConfig(actors.TypeFormula, body)
-	if err != nil {
-		return actors.Definition{}, err
-	}
-	stored, err := json.Marshal(cfg)
-	if err != nil {
-		return actors.Definition{}, err
-	}
 	return engine.Definition(project, vdpName(i), actors.TypeFormula, stored)
 }
 
-// startVDPs starts every virtual datapoint, a few at a time: each start
-// reads its pins' history, and the store's pool serves several at once.
-func startVDPs(ctx context.Context, engine *actors.Engine, project int64, n int) error {
-	const parallel = 16
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, parallel)
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				def, err := vdpDefinition(engine, project, i)
-				if err == nil {
-					_, err = engine.Start(ctx, def)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("start %s: %w", vdpName(i), err)
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
-// heapAfterGC is the live heap: twice GC, so objects freed by finalizers
-// of the first round are gone too.
-func heapAfterGC() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-// countingHistory counts the observations the actors read to fill their
-// windows, which proves the windows full before the heap is measured.
-type countingHistory struct {
-	actors.SourceReader
-	points atomic.Int64
-}
-
-func (h *countingHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]actors.Point, error) {
-	pts, err := h.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
-	h.points.Add(int64(len(pts)))
-	return pts, err
-}
-
-// storedCount reads the pipeline's own counter of committed observations
-// of one source: it costs the measured path nothing.
-func storedCount(reg *prometheus.Registry, src pipeline.Source) float64 {
-	families, err := reg.Gather()
+// storedConfig is a configuration body as the HTTP layer stores it:
+// validated and defaulted by ParseConfig, then marshalled.
+func storedConfig(typ string, body map[string]any) (json.RawMessage, error) {
+	raw, err := json.Marshal(body)
 	if err != nil {
-		return 0
+		return nil, err
 	}
-	for _, f := range families {
-		if f.GetName() != "bdp_pipeline_observations_stored_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "source" && l.GetValue() == string(src) {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// loadAverage is the 1-minute load average, -1 where /proc has none.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
+	cfg, err := actors.ParseConfig(typ, raw)
 	if err != nil {
-		return -1
+		return nil, err
 	}
-	var l float64
-	if _, err := fmt.Sscan(string(b), &l); err != nil {
-		return -1
-	}
-	return l
-}
-
-// histogram reads the count and sum of one of the pipeline's histograms,
-// and how many of its samples exceed over.
-func histogram(reg *prometheus.Registry, name string, over float64) (count uint64, sum float64, above uint64) {
-	families, err := reg.Gather()
-	if err != nil {
-		return 0, 0, 0
-	}
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			h := f.GetMetric()[0].GetHistogram()
-			above = h.GetSampleCount()
-			for _, b := range h.GetBucket() {
-				if b.GetUpperBound() == over {
-					above -= b.GetCumulativeCount()
-				}
-			}
-			return h.GetSampleCount(), h.GetSampleSum(), above
-		}
-	}
-	return 0, 0, 0
+	return json.Marshal(cfg)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -56,72 +57,95 @@ func (f *vdpFeed) obs(k int) pipeline.Observation {
 // its row id cached; without this the first second of the feed would
 // create 10,000 datapoints and measure that instead.
 func (f *vdpFeed) preload(ctx context.Context, b *pipeline.Batcher) error {
-	var batch []pipeline.Observation
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := b.Write(ctx, srcBench, batch)
-		batch = nil // the batcher owns the slice now
+	n := vdpWindow * f.sources
+	if err := storeInBatches(ctx, b, n, func(k int) pipeline.Observation { return f.obs(k - n) }); err != nil {
 		return err
 	}
-	for k := -vdpWindow * f.sources; k < 0; k++ {
-		batch = append(batch, f.obs(k))
-		if len(batch) == 10_000 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	old := f.base.Add(-time.Hour)
-	for i := range f.opts.VDPs {
-		batch = append(batch, pipeline.Observation{ProjectID: f.project, DataPointID: vdpName(i), Time: old, Value: 0})
-	}
-	return flush()
+	return storeOutputRows(ctx, b, f.project, f.base, f.opts.VDPs, vdpName)
 }
 
-// run feeds opts.Rate observations a second for opts.Duration in writes of
-// PerWrite, paced by the wall clock: write j is due at j·PerWrite/Rate
-// after the start. Writers take the writes from a queue as deep as there
-// are writers; when all are waiting for commits and the queue is full, the
-// pacer blocks and falls behind, which shows as inputs_per_s below the
-// target rather than as a burst later. run returns once every write is
-// answered.
+// storeInBatches stores obs(k) for every k in [0, n), 10,000 a write.
+func storeInBatches(ctx context.Context, b *pipeline.Batcher, n int, obs func(k int) pipeline.Observation) error {
+	const perWrite = 10_000
+	for k := 0; k < n; k += perWrite {
+		batch := make([]pipeline.Observation, min(perWrite, n-k)) // the batcher owns it once written
+		for i := range batch {
+			batch[i] = obs(k + i)
+		}
+		if err := b.Write(ctx, srcBench, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storeOutputRows stores one observation an hour before base of each of
+// n output datapoints, named by name, so that their rows exist.
+func storeOutputRows(ctx context.Context, b *pipeline.Batcher, project int64, base time.Time, n int, name func(int) string) error {
+	old := base.Add(-time.Hour)
+	return storeInBatches(ctx, b, n, func(i int) pipeline.Observation {
+		return pipeline.Observation{ProjectID: project, DataPointID: name(i), Time: old, Value: 0}
+	})
+}
+
+// run feeds opts.Rate observations a second for opts.Duration (feedPaced).
 func (f *vdpFeed) run(ctx context.Context, b *pipeline.Batcher) error {
 	total := int(f.opts.Duration.Seconds() * float64(f.opts.Rate))
-	writes := (total + f.opts.PerWrite - 1) / f.opts.PerWrite
-	queue := make(chan []pipeline.Observation, f.opts.Writers)
+	k := 0
+	return feedPaced(ctx, b, f.opts, total, nil, f.fail, func(n int) []pipeline.Observation {
+		obs := make([]pipeline.Observation, n)
+		for i := range obs {
+			obs[i] = f.obs(k + i)
+		}
+		k += n
+		return obs
+	})
+}
+
+// feedPaced writes opts.Rate observations a second in writes of PerWrite,
+// total in all, or until stop is closed when total is 0, paced by the wall
+// clock: write j is due at j·PerWrite/Rate after the start; next makes a
+// write of n observations, on one goroutine, in order. Writers take the
+// writes from a queue as deep as there are writers; when all are waiting
+// for commits and the queue is full, the pacer blocks and falls behind,
+// which shows as inputs_per_s below the target rather than as a burst
+// later. It returns once every write is answered; failed writes go to
+// fail.
+func feedPaced(ctx context.Context, b *pipeline.Batcher, opts VDPOptions, total int, stop <-chan struct{},
+	fail func(error), next func(n int) []pipeline.Observation) error {
+	writes := (total + opts.PerWrite - 1) / opts.PerWrite
+	if total == 0 {
+		writes = math.MaxInt
+	}
+	queue := make(chan []pipeline.Observation, opts.Writers)
 	var wg sync.WaitGroup
-	for range f.opts.Writers {
+	for range opts.Writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for obs := range queue {
 				if err := b.Write(ctx, srcBench, obs); err != nil {
-					f.fail(err)
+					fail(err)
 				}
 			}
 		}()
 	}
-	interval := time.Duration(float64(time.Second) * float64(f.opts.PerWrite) / float64(f.opts.Rate))
+	interval := time.Duration(float64(time.Second) * float64(opts.PerWrite) / float64(opts.Rate))
 	tick := time.NewTicker(min(interval, 10*time.Millisecond))
 	defer tick.Stop()
 	start := time.Now()
 	k := 0
-	for j := 0; j < writes && ctx.Err() == nil; {
+	stopped := false
+	for j := 0; j < writes && ctx.Err() == nil && !stopped; {
 		due := min(int(time.Since(start)/interval)+1, writes)
 		for ; j < due; j++ {
-			n := min(f.opts.PerWrite, total-k)
-			obs := make([]pipeline.Observation, n)
-			for i := range obs {
-				obs[i] = f.obs(k + i)
+			n := opts.PerWrite
+			if total > 0 {
+				n = min(n, total-k)
 			}
 			k += n
 			select {
-			case queue <- obs:
+			case queue <- next(n):
 			case <-ctx.Done():
 			}
 		}
@@ -130,6 +154,8 @@ func (f *vdpFeed) run(ctx context.Context, b *pipeline.Batcher) error {
 		}
 		select {
 		case <-tick.C:
+		case <-stop:
+			stopped = true
 		case <-ctx.Done():
 		}
 	}
@@ -155,9 +181,9 @@ func (f *vdpFeed) err() error {
 	return nil
 }
 
-// latencyTaps subscribe to the router beside the actors, for every
-// Sample-th virtual datapoint: to its two sources, noting when each
-// observation was stored, and to its output, which closes the interval.
+// latencyTaps subscribe to the router beside the actors, for the
+// sampled virtual datapoints: to their sources, noting when each
+// observation was stored, and to their outputs, which close the interval.
 // The router calls both on the batcher's writer goroutine, right after
 // each commit; a source's delivery comes before the output it causes,
 // which can only commit in a later batch. Entries leave the map when their
@@ -169,16 +195,32 @@ type latencyTaps struct {
 	unsub   []func()
 }
 
-func newLatencyTaps(router *pipeline.Router, project int64, opts VDPOptions, f *vdpFeed) *latencyTaps {
-	n := (opts.VDPs + opts.Sample - 1) / opts.Sample
-	perS := 2 * n * opts.Rate / f.sources
-	l := &latencyTaps{stored: make(map[int64]time.Time, perS),
-		samples: make([]time.Duration, 0, perS*int(opts.Duration.Seconds()+1))}
+// tapped is one sampled virtual datapoint: its sources and its output.
+type tapped struct {
+	sources []string
+	output  string
+}
+
+// uniformTaps are the sampled datapoints of the uniform scenario: every
+// Sample-th, with its two sources.
+func uniformTaps(opts VDPOptions) []tapped {
+	var taps []tapped
 	for i := 0; i < opts.VDPs; i += opts.Sample {
-		l.unsub = append(l.unsub,
-			router.Subscribe(project, sourceName(2*i), inputTap{l}),
-			router.Subscribe(project, sourceName(2*i+1), inputTap{l}),
-			router.Subscribe(project, vdpName(i), outputTap{l}))
+		taps = append(taps, tapped{[]string{sourceName(2 * i), sourceName(2*i + 1)}, vdpName(i)})
+	}
+	return taps
+}
+
+// newLatencyTaps taps the given datapoints; perS sizes the in-flight map
+// and, over d, the samples.
+func newLatencyTaps(router *pipeline.Router, project int64, taps []tapped, perS int, d time.Duration) *latencyTaps {
+	l := &latencyTaps{stored: make(map[int64]time.Time, perS),
+		samples: make([]time.Duration, 0, perS*int(d.Seconds()+1))}
+	for _, t := range taps {
+		for _, s := range t.sources {
+			l.unsub = append(l.unsub, router.Subscribe(project, s, inputTap{l}))
+		}
+		l.unsub = append(l.unsub, router.Subscribe(project, t.output, outputTap{l}))
 	}
 	return l
 }
@@ -217,14 +259,17 @@ func (l *latencyTaps) percentiles() (p50, p99 float64, n int) {
 	l.mu.Lock()
 	s := slices.Clone(l.samples)
 	l.mu.Unlock()
+	return quantileMS(s, 0.50), quantileMS(s, 0.99), len(s)
+}
+
+// quantileMS is the q-quantile of s in milliseconds (0 for none); it
+// sorts s.
+func quantileMS(s []time.Duration, q float64) float64 {
 	if len(s) == 0 {
-		return 0, 0, 0
+		return 0
 	}
 	slices.Sort(s)
-	at := func(q float64) float64 {
-		return float64(s[min(int(q*float64(len(s))), len(s)-1)].Microseconds()) / 1000
-	}
-	return at(0.50), at(0.99), len(s)
+	return float64(s[min(int(q*float64(len(s))), len(s)-1)].Microseconds()) / 1000
 }
 
 // close unsubscribes and lets the samples go; safe to call twice.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/bench"
 )
 
@@ -17,7 +18,7 @@ import (
 // pipeline's router, which bdp serve does not expose.
 func vdpScenario() scenario {
 	return scenario{
-		doc: "virtual datapoints: 10,000 formulas (2 pins, count 10, mean, every_value) fed 50,000 obs/s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each)",
+		doc: "virtual datapoints: 10,000 formulas (2 pins, count 10, mean, every_value) fed 50,000 obs/s (goals: outputs keep pace, p99 <= 50 ms, <= 4 KiB heap each); from -vdps 100000 (or -mix on) the mix of issue 18 with a restart, a recompute check and a minute burst",
 		run: runVDP,
 	}
 }
@@ -33,12 +34,17 @@ func runVDP(ctx context.Context, args []string) (_ map[string]any, err error) {
 	fs.IntVar(&o.Sample, "sample", 10, "record the latency of every n-th virtual datapoint")
 	fs.DurationVar(&o.BatchWait, "batch-wait", 0, "the batcher's MaxWait (0: the pipeline's default, as bdp serve runs)")
 	fs.DurationVar(&o.Drain, "drain", 10*time.Second, "how long to wait for outputs pending when the feed stops")
+	fs.StringVar(&o.Mix, "mix", "auto", "auto, on or off: the mix of issue 18 (types, windows, triggers; restart; recompute check; minute burst) instead of uniform formulas; auto: on from 100,000 vdps")
+	fs.IntVar(&o.History, "history", 10, "mix: stored observations per source before the datapoints start")
+	fs.DurationVar(&o.Down, "down", 3*time.Second, "mix: how long the feed goes on while the engine is stopped for the restart")
+	fs.IntVar(&o.ResumeConcurrency, "resume-concurrency", actors.DefaultResumeConcurrency, "mix: datapoints Resume starts at once (bdp serve's BDP_RESUME_CONCURRENCY)")
+	burst := fs.Bool("burst", true, "mix: run the minute burst (every_minute datapoints through two minute boundaries, about 3 minutes)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the feed and drain to this file")
 	mem := fs.String("memprofile", "", "write a heap profile, taken once all datapoints run, to this file, and one at the end of the feed to FILE.feed")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	o.Progress = os.Stderr
+	o.Progress, o.NoBurst = os.Stderr, !*burst
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
