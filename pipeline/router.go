@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -71,10 +72,22 @@ func (r *Router) unsubscribe(k dpKey, sub *subscription) {
 }
 
 // routeRun is one subscribed datapoint's observations in a delivery: the
-// keys [lo, hi) of the batch.
+// keys [lo, hi) of the batch, the first of which arrived at first.
 type routeRun struct {
 	subs   []*subscription
 	lo, hi int
+	first  arrival
+}
+
+// arrival orders the observations of a batch as they came: request, then
+// index.
+type arrival struct{ req, i int32 }
+
+func (a arrival) compare(b arrival) int {
+	if c := cmp.Compare(a.req, b.req); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.i, b.i)
 }
 
 // route delivers a stored batch. keys are its observations sorted by
@@ -83,6 +96,12 @@ type routeRun struct {
 // subscribers are looked up once per datapoint, and nothing is grouped or
 // sorted again. Each run goes out as one slice of a single allocation for
 // the whole batch.
+//
+// The runs go out in the order their datapoints first arrived in the
+// batch, not in row-id order: an actor reading several sources takes its
+// deliveries one after the other, and a source stamped later must not
+// reach it before another's earlier observation that came first (its
+// outputs would differ from a recompute, which goes in time order).
 func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 	if r.n.Load() == 0 || len(keys) == 0 {
 		return
@@ -92,21 +111,24 @@ func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 	runs, total := r.runs[:0], 0
 	r.mu.RLock()
 	for lo := 0; lo < len(keys); {
-		hi := lo + 1
+		hi, first := lo+1, arrival{keys[lo].req, keys[lo].i}
 		// Row id 0 is a datapoint forgotten while its batch was formed
 		// (ForgetProject): it may stand for several names, so each of its
 		// observations is a run of its own.
-		for hi < len(keys) && keys[hi].dp == keys[lo].dp && keys[lo].dp != 0 {
-			hi++
+		for ; hi < len(keys) && keys[hi].dp == keys[lo].dp && keys[lo].dp != 0; hi++ {
+			if a := (arrival{keys[hi].req, keys[hi].i}); a.compare(first) < 0 {
+				first = a
+			}
 		}
 		o := &batch[keys[lo].req].obs[keys[lo].i]
 		if subs := r.subs[dpKey{o.ProjectID, o.DataPointID}]; len(subs) > 0 {
-			runs = append(runs, routeRun{subs: subs, lo: lo, hi: hi})
+			runs = append(runs, routeRun{subs: subs, lo: lo, hi: hi, first: first})
 			total += hi - lo
 		}
 		lo = hi
 	}
 	r.mu.RUnlock()
+	slices.SortFunc(runs, func(a, b routeRun) int { return a.first.compare(b.first) })
 	all := make([]Observation, 0, total)
 	for _, run := range runs {
 		from := len(all)

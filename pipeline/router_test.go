@@ -23,7 +23,8 @@ func (c *collector) Deliver(obs []Observation) {
 
 // route hands parts, the requests of one batch, to r the way a batcher
 // does after their commit: sorted by Batcher.sortKeys, with a row id for
-// every datapoint.
+// every datapoint. The row ids fall as datapoints first arrive, so that
+// row-id order is never arrival order.
 func route(r *Router, parts ...[]Observation) {
 	b := &Batcher{ids: map[dpKey]int64{}}
 	batch := make([]*writeRequest, len(parts))
@@ -31,11 +32,35 @@ func route(r *Router, parts ...[]Observation) {
 		batch[i] = &writeRequest{obs: p}
 		for _, o := range p {
 			if k := (dpKey{o.ProjectID, o.DataPointID}); b.ids[k] == 0 {
-				b.ids[k] = int64(len(b.ids) + 1)
+				b.ids[k] = 1_000_000 - int64(len(b.ids))
 			}
 		}
 	}
 	r.route(batch, b.sortKeys(batch))
+}
+
+// One subscriber of several datapoints (an actor reading several
+// sources) gets their deliveries in the order the datapoints first
+// arrived in the batch, whatever their row ids: a source that came later
+// must not overtake one that came first.
+func TestRouterDeliversDatapointsInArrivalOrder(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := NewRouter()
+	c := &collector{}
+	for _, dp := range []string{"x", "y", "z"} {
+		r.Subscribe(1, dp, c)
+	}
+	at := func(dp string, sec int) Observation {
+		return Observation{ProjectID: 1, DataPointID: dp, Time: t0.Add(time.Duration(sec) * time.Second)}
+	}
+	route(r, []Observation{at("y", 1), at("x", 2)}, []Observation{at("z", 3), at("y", 4)})
+	var order []string
+	for _, d := range c.got {
+		order = append(order, d[0].DataPointID)
+	}
+	if !slices.Equal(order, []string{"y", "x", "z"}) {
+		t.Errorf("deliveries in the order %v, want y, x, z (as they first arrived)", order)
+	}
 }
 
 func TestRouterGroupsABatchPerDatapoint(t *testing.T) {
