@@ -145,17 +145,22 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	a.calc, a.pins = calc, make([]pinSource, 0, len(sources))
 	// Subscribe first: what is stored while history loads waits in the
 	// mailbox; loadedTo then skips what the history already had.
-	seen := map[string]bool{}
+	seen, ids := map[string]bool{}, make([]string, 0, len(sources))
 	// One subscriber for all the sources: a delivery names its datapoint.
 	sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self()}
 	for i, s := range sources {
 		a.pins = append(a.pins, pinSource{Source: &sources[i]})
 		if !seen[s.DataPointID] {
 			seen[s.DataPointID] = true
+			ids = append(ids, s.DataPointID)
 			a.unsub = append(a.unsub, a.engine.cfg.Router.Subscribe(a.def.ProjectID, s.DataPointID, sub))
 		}
 	}
 	src, now := a.engine.cfg.History, a.engine.cfg.Now()
+	horizon, err := horizonOf(sctx, src, a.def.ProjectID, ids)
+	if err != nil {
+		return cursor, err
+	}
 	var from time.Time // where a catch-up starts
 	if catchUp {
 		newest, err := src.Recent(sctx, a.def.ProjectID, a.def.DataPointID, 1, time.Time{}, endOfTime)
@@ -175,12 +180,12 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 		// newest observation, not at the wall clock, so a source that has
 		// been quiet for a while still refills its window with what the
 		// live run held.
-		if streams, err = warmUp(sctx, calc, a.def.ProjectID, src, now); err != nil {
+		if streams, err = warmUp(sctx, calc, a.def.ProjectID, src, now, horizon); err != nil {
 			return cursor, err
 		}
 		cursor = liveFrom(calc, streams, now)
 	} else {
-		r, err := newReplay(sctx, calc, a.def.ProjectID, src, from, endOfTime)
+		r, err := newReplay(sctx, calc, a.def.ProjectID, src, from, endOfTime, horizon)
 		if err != nil {
 			return cursor, err
 		}

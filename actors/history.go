@@ -68,6 +68,29 @@ func (h StoreHistory) Recent(ctx context.Context, projectID int64, dataPointID s
 	return pts, nil
 }
 
+// Newest implements SourceReader: one statement, so one snapshot, for
+// all of ids, never batched with other actors' reads (a batch could be
+// split across statements).
+func (h StoreHistory) Newest(ctx context.Context, projectID int64, ids []string) ([]time.Time, error) {
+	reqs := make([]store.PageRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = store.PageRequest{Project: projectID, Name: id, To: endOfTime, Limit: 1, Newest: true}
+	}
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	pages, err := h.Store.ReadPages(qctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	newest := make([]time.Time, len(ids))
+	for i, p := range pages {
+		if len(p) > 0 {
+			newest[i] = p[0].Time
+		}
+	}
+	return newest, nil
+}
+
 // Page implements SourceReader.
 func (h StoreHistory) Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error) {
 	rows, err := h.page(ctx, projectID, dataPointID, from, to, limit)

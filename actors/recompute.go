@@ -54,6 +54,11 @@ type SourceReader interface {
 	// ascending. Times have the store's microsecond resolution: the next
 	// page starts one microsecond after the last time of this one.
 	Page(ctx context.Context, projectID int64, dataPointID string, from, to time.Time, limit int) ([]Point, error)
+	// Newest returns the time of each datapoint's newest stored
+	// observation (zero for none), all as of one instant: a start reads
+	// its sources up to these, so that its history is what was stored at
+	// one moment for every source alike (vdpActor.start).
+	Newest(ctx context.Context, projectID int64, dataPointIDs []string) ([]time.Time, error)
 }
 
 // RecomputePage is how many observations of one source are read at once;
@@ -86,7 +91,7 @@ func recompute(ctx context.Context, def Definition, src SourceReader, start, end
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReplay(ctx, calc, def.ProjectID, src, start, end)
+	r, err := newReplay(ctx, calc, def.ProjectID, src, start, end, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +108,12 @@ func recompute(ctx context.Context, def Definition, src SourceReader, start, end
 // newReplay warms calc up for a replay of [start, end): its windows hold
 // the history before the warm-up start, and one stream per source datapoint
 // is ready to page through the rest. Boundaries fire up to end.
-func newReplay(ctx context.Context, calc Calculator, project int64, src SourceReader, start, end time.Time) (*replay, error) {
+func newReplay(ctx context.Context, calc Calculator, project int64, src SourceReader, start, end time.Time, horizon readHorizon) (*replay, error) {
 	from := start
 	if w, ok := calc.(interface{ warmStart(time.Time) time.Time }); ok {
 		from = w.warmStart(start)
 	}
-	streams, err := warmUp(ctx, calc, project, src, from)
+	streams, err := warmUp(ctx, calc, project, src, from, horizon)
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +155,23 @@ type stream struct {
 	buf         []Point
 	i           int
 	next        time.Time // start of the next page
+	end         time.Time // where its reads end (readHorizon); zero: the replay's end
 	done        bool
 	newest      time.Time // the newest observation read, in the warm-up or a page; zero for none
 }
 
-// warmUp fills every pin's window with the history before at, dropping
-// what it emits, and returns one stream per source datapoint.
-func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReader, at time.Time) ([]*stream, error) {
+// warmUp fills every pin's window with the history before at (and
+// before its source's horizon), dropping what it emits, and returns one
+// stream per source datapoint.
+func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReader, at time.Time, horizon readHorizon) ([]*stream, error) {
 	byID := map[string]*stream{}
 	var streams []*stream
 	for _, s := range calc.Sources() {
-		pts, err := windowHistory(ctx, src, project, s, at)
+		to, end := at, horizon[s.DataPointID]
+		if !end.IsZero() && end.Before(at) {
+			to = end
+		}
+		pts, err := windowHistory(ctx, src, project, s, to)
 		if err != nil {
 			return nil, fmt.Errorf("history of %s: %w", s.DataPointID, err)
 		}
@@ -170,7 +181,7 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 		}
 		st := byID[s.DataPointID]
 		if st == nil {
-			st = &stream{dataPointID: s.DataPointID, next: at}
+			st = &stream{dataPointID: s.DataPointID, next: at, end: end}
 			byID[s.DataPointID] = st
 			streams = append(streams, st)
 		}
@@ -183,6 +194,33 @@ func warmUp(ctx context.Context, calc Calculator, project int64, src SourceReade
 		slices.Sort(st.pins)
 	}
 	return streams, nil
+}
+
+// readHorizon bounds what a start reads of each source: just after its
+// newest observation as of one instant (SourceReader.Newest). A start
+// reads its sources one after another while observations go on being
+// stored; without a common instant, a source read later would bring
+// observations that another source's live deliveries, earlier in time,
+// then follow, and the start would calculate them out of time order
+// (outputs differing from a recompute's). What is stored after that
+// instant comes live; of a source without observations at that instant,
+// everything does (its horizon is the earliest time the pipeline takes).
+type readHorizon map[string]time.Time
+
+// horizonOf reads the horizon of ids.
+func horizonOf(ctx context.Context, src SourceReader, project int64, ids []string) (readHorizon, error) {
+	newest, err := src.Newest(ctx, project, ids)
+	if err != nil {
+		return nil, fmt.Errorf("newest observations: %w", err)
+	}
+	h := make(readHorizon, len(ids))
+	for i, id := range ids {
+		h[id] = beginningOfTime
+		if !newest[i].IsZero() {
+			h[id] = newest[i].Add(time.Microsecond)
+		}
+	}
+	return h, nil
 }
 
 // filler is a Calculator that refills a pin's window in bulk, leaving
@@ -280,7 +318,11 @@ func (r *replay) earliest() (t time.Time, more bool, err error) {
 			if err := r.ctx.Err(); err != nil {
 				return t, false, err
 			}
-			page, err := r.src.Page(r.ctx, r.project, st.dataPointID, st.next, r.end, RecomputePage)
+			end := r.end
+			if !st.end.IsZero() && st.end.Before(end) {
+				end = st.end
+			}
+			page, err := r.src.Page(r.ctx, r.project, st.dataPointID, st.next, end, RecomputePage)
 			if err != nil {
 				return t, false, fmt.Errorf("read %s: %w", st.dataPointID, err)
 			}

@@ -55,6 +55,16 @@ func (h memoryHistory) Recent(_ context.Context, _ int64, _ string, count int, s
 	return slices.Clone(h[lo:hi]), nil
 }
 
+func (h memoryHistory) Newest(_ context.Context, _ int64, ids []string) ([]time.Time, error) {
+	newest := make([]time.Time, len(ids))
+	if len(h) > 0 {
+		for i := range newest {
+			newest[i] = h[len(h)-1].Time
+		}
+	}
+	return newest, nil
+}
+
 func (h memoryHistory) Page(_ context.Context, _ int64, _ string, from, to time.Time, limit int) ([]Point, error) {
 	lo, _ := slices.BinarySearchFunc(h, from, func(p Point, t time.Time) int { return p.Time.Compare(t) })
 	hi, _ := slices.BinarySearchFunc(h, to, func(p Point, t time.Time) int { return p.Time.Compare(t) })

@@ -92,3 +92,60 @@ func TestCancelledStartLeavesNothingRunning(t *testing.T) {
 		t.Fatalf("outputs %v, want [12] (5 from history, 7 live)", got)
 	}
 }
+
+// storingHistory stores more observations while an actor reads its
+// history: after its first read, before its second, as a platform under
+// load stores them while actors start.
+type storingHistory struct {
+	SourceReader
+	reads *int
+	store func()
+}
+
+func (h storingHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
+	if *h.reads++; *h.reads == 2 {
+		h.store()
+	}
+	return h.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
+}
+
+// A start reads its sources one after another while observations go on
+// being stored. What it reads must be what was stored at one instant for
+// every source alike: a source read later must not bring an observation
+// that another source's live delivery, earlier in time, then follows.
+// Here a (at 3) and b (at 4) are stored between the reads of a and of b;
+// the output at 3 must be a's 100 plus b's 10 as of 3, as a recompute
+// has it, not plus b's 1000 from 4.
+func TestStartReadsItsSourcesAsOfOneInstant(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", 1, 1)
+	e.write("b", 2, 10)
+	reads := 0
+	history := storingHistory{SourceReader: StoreHistory{Store: e.store}, reads: &reads, store: func() {
+		e.write("a", 3, 100)
+		e.write("b", 4, 1000)
+	}}
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: history,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	def := e.definition("sum", TypeFormula, `{"pins": {
+		"P1": {"dataPointID": "a", "data_range": {"count": 1}, "aggregate": "last"},
+		"P2": {"dataPointID": "b", "data_range": {"count": 1}, "aggregate": "last"}},
+		"parameters": {"formula": "P1 + P2"}}`)
+	if _, err := eng.Start(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	got := e.outputs("sum", 2)
+	rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, t0, t0.Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b Point) bool { return a.Time.Equal(b.Time) && a.Value == b.Value }
+	if len(rec) != 3 || len(got) != 2 || !same(got[0], rec[1]) || !same(got[1], rec[2]) {
+		t.Fatalf("live outputs %v, want the recompute's from minute 3 on: %v", got, rec)
+	}
+}
