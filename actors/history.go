@@ -68,17 +68,21 @@ func (h StoreHistory) Recent(ctx context.Context, projectID int64, dataPointID s
 	return pts, nil
 }
 
-// Newest implements SourceReader: one statement, so one snapshot, for
-// all of ids, never batched with other actors' reads (a batch could be
-// split across statements).
+// Newest implements SourceReader: the reads of all of ids go in one
+// statement (store.ReadPages; ReadBatcher never splits them), so they see
+// one snapshot.
 func (h StoreHistory) Newest(ctx context.Context, projectID int64, ids []string) ([]time.Time, error) {
 	reqs := make([]store.PageRequest, len(ids))
 	for i, id := range ids {
 		reqs[i] = store.PageRequest{Project: projectID, Name: id, To: endOfTime, Limit: 1, Newest: true}
 	}
-	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	pages, err := h.Store.ReadPages(qctx, reqs)
+	var pages [][]store.Point
+	var err error
+	if h.Batches != nil && len(reqs) <= maxBatchReads {
+		pages, err = h.Batches.readAll(ctx, reqs)
+	} else {
+		pages, err = readAlone(ctx, h.Store, reqs)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -24,14 +24,17 @@ type ReadBatcher struct {
 	closed bool
 }
 
+// pageRead is one reader's reads, answered together: a batch never splits
+// them, and store.ReadPages reads a batch's reads of one direction in one
+// statement, so they see one snapshot (StoreHistory.Newest needs that).
 type pageRead struct {
-	req   store.PageRequest
+	reqs  []store.PageRequest
 	reply chan pageResult // buffered: a worker never waits for a reader that gave up
 }
 
 type pageResult struct {
-	pts []store.Point
-	err error
+	pages [][]store.Point
+	err   error
 }
 
 const (
@@ -70,11 +73,21 @@ func (b *ReadBatcher) Close() {
 
 // read answers one page read, in a batch with whatever else is queued.
 func (b *ReadBatcher) read(ctx context.Context, req store.PageRequest) ([]store.Point, error) {
-	r := &pageRead{req: req, reply: make(chan pageResult, 1)}
+	pages, err := b.readAll(ctx, []store.PageRequest{req})
+	if err != nil {
+		return nil, err
+	}
+	return pages[0], nil
+}
+
+// readAll answers reqs, all in the same batch, with whatever else is
+// queued. At most maxBatchReads of them.
+func (b *ReadBatcher) readAll(ctx context.Context, reqs []store.PageRequest) ([][]store.Point, error) {
+	r := &pageRead{reqs: reqs, reply: make(chan pageResult, 1)}
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return readAlone(ctx, b.store, req)
+		return readAlone(ctx, b.store, reqs)
 	}
 	select {
 	case b.in <- r:
@@ -85,10 +98,19 @@ func (b *ReadBatcher) read(ctx context.Context, req store.PageRequest) ([]store.
 	}
 	select {
 	case res := <-r.reply:
-		return res.pts, res.err
+		return res.pages, res.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// size is how many reads a pageRead adds to a batch, and how many rows at
+// most.
+func (r *pageRead) size() (reads, rows int) {
+	for _, q := range r.reqs {
+		rows += q.Limit
+	}
+	return len(r.reqs), rows
 }
 
 func (b *ReadBatcher) work() {
@@ -102,20 +124,22 @@ func (b *ReadBatcher) work() {
 				return
 			}
 		}
-		batch, rows := []*pageRead{first}, first.req.Limit
+		reads, rows := first.size()
+		batch := []*pageRead{first}
 		carry = nil
 	gather:
-		for len(batch) < maxBatchReads {
+		for reads < maxBatchReads {
 			select {
 			case r, ok := <-b.in:
 				if !ok {
 					break gather
 				}
-				if rows+r.req.Limit > maxBatchRows {
+				n, m := r.size()
+				if reads+n > maxBatchReads || rows+m > maxBatchRows {
 					carry = r
 					break gather
 				}
-				batch, rows = append(batch, r), rows+r.req.Limit
+				batch, reads, rows = append(batch, r), reads+n, rows+m
 			default:
 				break gather
 			}
@@ -127,29 +151,26 @@ func (b *ReadBatcher) work() {
 // answer reads one batch under the per-query timeout (the readers' own
 // contexts end their waits, not the shared query) and replies to each.
 func (b *ReadBatcher) answer(batch []*pageRead) {
-	reqs := make([]store.PageRequest, len(batch))
-	for i, r := range batch {
-		reqs[i] = r.req
+	var reqs []store.PageRequest
+	for _, r := range batch {
+		reqs = append(reqs, r.reqs...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
 	pages, err := b.store.ReadPages(ctx, reqs)
-	for i, r := range batch {
+	for _, r := range batch {
 		if err != nil {
 			r.reply <- pageResult{err: err}
 			continue
 		}
-		r.reply <- pageResult{pts: pages[i]}
+		r.reply <- pageResult{pages: pages[:len(r.reqs):len(r.reqs)]}
+		pages = pages[len(r.reqs):]
 	}
 }
 
-// readAlone is one page read in a query of its own.
-func readAlone(ctx context.Context, st *store.Store, req store.PageRequest) ([]store.Point, error) {
+// readAlone is reads in a query of their own.
+func readAlone(ctx context.Context, st *store.Store, reqs []store.PageRequest) ([][]store.Point, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	pages, err := st.ReadPages(qctx, []store.PageRequest{req})
-	if err != nil {
-		return nil, err
-	}
-	return pages[0], nil
+	return st.ReadPages(qctx, reqs)
 }
