@@ -170,7 +170,7 @@ func TestCatchUpComputesWhatACrashLeftOut(t *testing.T) {
 // Resume marks every running virtual datapoint Starting at once and starts
 // them in the background, at most concurrency at a time: the caller is not
 // held while windows refill, and each turns Running once its own refill is
-// done.
+// done. One stopped while it starts stays Stopped, and its actor ends.
 func TestResumeStartsInTheBackgroundWithBoundedConcurrency(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -200,14 +200,14 @@ func TestResumeStartsInTheBackgroundWithBoundedConcurrency(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- Resume(ctx, eng, e.store, slog.New(slog.NewTextHandler(io.Discard, nil)), concurrency) }()
-	waitStatus := func(code int) {
+	waitStatus := func(code, want int) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			_, n, err := e.store.ListVDPs(ctx, e.project, "", &code, 1, vdps)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n == vdps {
+			if n == want {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -215,15 +215,25 @@ func TestResumeStartsInTheBackgroundWithBoundedConcurrency(t *testing.T) {
 			}
 		}
 	}
-	waitStatus(store.StatusStarting) // all of them, while no refill can finish
+	waitStatus(store.StatusStarting, vdps) // all of them, while no refill can finish
 	time.Sleep(100 * time.Millisecond)
 	if n := reading.Load(); n != concurrency {
 		t.Fatalf("%d refills wait for history, want %d at once", n, concurrency)
 	}
+	// out0's refill is under way: a stop now comes while it starts.
+	if _, err := e.store.ChangeVDPStatus(ctx, e.project, "out0", store.StatusChange{Code: store.StatusStopped}); err != nil {
+		t.Fatal(err)
+	}
 	close(gate)
-	waitStatus(store.StatusRunning)
+	waitStatus(store.StatusRunning, vdps-1)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if v, err := e.store.VDP(ctx, e.project, "out0"); err != nil || v.StatusCode != store.StatusStopped {
+		t.Fatalf("out0 stopped while it started: %+v, %v", v, err)
+	}
+	if eng.Running(Key{e.project, "out0"}) {
+		t.Fatal("out0 stopped while it started, but its actor runs")
 	}
 	if m := most.Load(); m > concurrency {
 		t.Fatalf("%d refills ran at once, the bound is %d", m, concurrency)

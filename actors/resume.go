@@ -36,18 +36,30 @@ func Resume(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, c
 		return err
 	}
 	work := make(chan store.VDP)
+	started := make(chan store.VDP, max(1, concurrency))
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		recordResumed(ctx, e, st, log, started)
+	}()
 	var wg sync.WaitGroup
 	for range max(1, concurrency) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for v := range work {
-				resumeOne(ctx, e, st, log, v)
+				if resumeOne(ctx, e, st, log, v) {
+					started <- v
+				}
 			}
 		}()
 	}
-	defer wg.Wait()
-	defer close(work)
+	defer func() {
+		close(work)
+		wg.Wait()
+		close(started)
+		<-recorded
+	}()
 	for _, v := range vdps {
 		select {
 		case work <- v:
@@ -58,33 +70,70 @@ func Resume(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, c
 	return nil
 }
 
-// resumeOne starts one virtual datapoint and records the outcome, unless
-// someone moved it out of Starting meanwhile (a stop, a delete): then its
-// actor is stopped again.
-func resumeOne(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, v store.VDP) {
-	attrs := []any{slog.Int64("project_id", v.ProjectID), slog.String("dataPointID", v.DataPointID)}
+// resumeOne starts one virtual datapoint; true when it runs, for
+// recordResumed to record. A failed start is recorded here, as Start
+// failed with the reason.
+func resumeOne(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, v store.VDP) bool {
 	def, err := e.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
 	if err == nil {
 		err = e.CatchUp(ctx, def, v.CatchUpFrom)
 	}
 	if ctx.Err() != nil {
-		return // shutting down: it stays Starting, for the next start
+		return false // shutting down: it stays Starting, for the next start
 	}
-	next := store.StatusChange{Code: store.StatusRunning, Message: "resumed after a restart of the platform"}
-	if err != nil {
-		next = store.StatusChange{Code: store.StatusStartFailed, Message: "resume after a restart: " + err.Error()}
-		log.Error("resume virtual datapoint", append(attrs, slog.Any("error", err))...)
+	if err == nil {
+		return true
 	}
-	_, err = st.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, next, store.StatusStarting)
-	switch {
-	case err == nil:
-	case fault.Is(err, fault.Conflict) || fault.Is(err, fault.NotFound):
-		// Stopped or deleted while it started: it must not run unseen.
-		if err := e.Stop(ctx, Key{v.ProjectID, v.DataPointID}); err != nil {
-			log.Error("stop virtual datapoint", append(attrs, slog.Any("error", err))...)
+	attrs := []any{slog.Int64("project_id", v.ProjectID), slog.String("dataPointID", v.DataPointID)}
+	log.Error("resume virtual datapoint", append(attrs, slog.Any("error", err))...)
+	failed := store.StatusChange{Code: store.StatusStartFailed, Message: "resume after a restart: " + err.Error()}
+	_, err = st.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, failed, store.StatusStarting)
+	if err != nil && !fault.Is(err, fault.Conflict) && !fault.Is(err, fault.NotFound) {
+		log.Error("record failed resume of virtual datapoint", append(attrs, slog.Any("error", err))...)
+	}
+	return false
+}
+
+// recordResumed moves the started datapoints to Running, many in one
+// statement (store.MarkResumed): whatever has started by the time the
+// previous write is done, up to maxResumedRecord. One that someone moved
+// out of Starting meanwhile (a stop, a delete) is stopped again: it must
+// not run unseen.
+func recordResumed(ctx context.Context, e *Engine, st *store.Store, log *slog.Logger, started <-chan store.VDP) {
+	const maxResumedRecord = 1_000
+	for first := range started {
+		batch := []store.VDP{first}
+	gather:
+		for len(batch) < maxResumedRecord {
+			select {
+			case v, ok := <-started:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, v)
+			default:
+				break gather
+			}
 		}
-	default:
-		log.Error("record resumed virtual datapoint", append(attrs, slog.Any("error", err))...)
+		moved, err := st.MarkResumed(ctx, batch, "resumed after a restart of the platform")
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Error("record resumed virtual datapoints", slog.Int("datapoints", len(batch)), slog.Any("error", err))
+			}
+			continue // they stay Starting, for the next start
+		}
+		running := make(map[Key]bool, len(moved))
+		for _, v := range moved {
+			running[Key{v.ProjectID, v.DataPointID}] = true
+		}
+		for _, v := range batch {
+			if k := (Key{v.ProjectID, v.DataPointID}); !running[k] {
+				if err := e.Stop(ctx, k); err != nil {
+					log.Error("stop virtual datapoint", slog.Int64("project_id", v.ProjectID),
+						slog.String("dataPointID", v.DataPointID), slog.Any("error", err))
+				}
+			}
+		}
 	}
 }
 

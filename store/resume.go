@@ -50,3 +50,41 @@ func (s *Store) MarkResuming(ctx context.Context, message string) ([]VDP, error)
 	}
 	return out, nil
 }
+
+// MarkResumed moves the given virtual datapoints from Starting to Running,
+// with message in each one's log, in one statement: a resume of 100,000
+// datapoints recorded each in a transaction of its own spent more time
+// in round trips than in starting them. It returns the ones it moved; one
+// that is no longer Starting (stopped or deleted while it started) stays
+// as it is, and its caller stops its actor.
+func (s *Store) MarkResumed(ctx context.Context, vdps []VDP, message string) (moved []VDP, err error) {
+	if len(vdps) == 0 {
+		return nil, nil
+	}
+	projects, names := make([]int64, len(vdps)), make([]string, len(vdps))
+	for i, v := range vdps {
+		projects[i], names[i] = v.ProjectID, v.DataPointID
+	}
+	rows, err := s.pool.Query(ctx, `
+		WITH moved AS (
+			UPDATE virtual_datapoints v SET status_code = $3
+			FROM unnest($1::bigint[], $2::text[]) AS k(project, name)
+			WHERE v.project_id = k.project AND v.datapoint_id = k.name AND v.status_code = $4
+			RETURNING v.id, v.project_id, v.datapoint_id),
+		logged AS (
+			INSERT INTO virtual_datapoint_logs (vdp_id, ts, type, status_code, status_text, message)
+			SELECT id, $5, 'status_change', $3, $6, $7 FROM moved)
+		SELECT project_id, datapoint_id FROM moved`,
+		projects, names, StatusRunning, StatusStarting, time.Now().UnixNano(), StatusText(StatusRunning), message)
+	if err != nil {
+		return nil, fmt.Errorf("mark virtual datapoints running: %w", err)
+	}
+	done, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VDP, error) {
+		v := VDP{StatusCode: StatusRunning}
+		return v, r.Scan(&v.ProjectID, &v.DataPointID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mark virtual datapoints running: %w", err)
+	}
+	return done, nil
+}
