@@ -18,10 +18,12 @@ import (
 //
 // A mailbox is scheduled only when it turns from idle to running, so the
 // order of one actor's messages does not depend on which worker runs it.
-// When every worker is busy and the queue is full, a mailbox gets a
-// goroutine of its own as before: Schedule never blocks its caller, which
-// is the batcher's writer goroutine routing a commit, and an actor that
-// waits (reading history as it starts) cannot starve the others.
+// A mailbox goes to a worker only when one is idle at that moment (an
+// unbuffered hand-off); when all are busy it gets a goroutine of its own,
+// as with protoactor's default. So Schedule never blocks its caller (the
+// batcher's writer goroutine, routing a commit), and nothing queues
+// behind a worker whose actor waits: a starting actor reads its history
+// on the worker, and a resume starts hundreds at once.
 type workerDispatcher struct {
 	work       chan func()
 	throughput int
@@ -36,8 +38,8 @@ type workerDispatcher struct {
 const dispatcherThroughput = 300
 
 func newWorkerDispatcher() *workerDispatcher {
-	n := max(8, 4*runtime.GOMAXPROCS(0))
-	d := &workerDispatcher{work: make(chan func(), 64*n), throughput: dispatcherThroughput}
+	n := max(32, 16*runtime.GOMAXPROCS(0))
+	d := &workerDispatcher{work: make(chan func()), throughput: dispatcherThroughput}
 	d.workers.Add(n)
 	for range n {
 		go func() {
@@ -50,8 +52,8 @@ func newWorkerDispatcher() *workerDispatcher {
 	return d
 }
 
-// Schedule runs fn on a worker, or on a goroutine of its own when none
-// can take it now or the dispatcher is stopped.
+// Schedule runs fn on an idle worker, or on a goroutine of its own when
+// none is idle or the dispatcher is stopped.
 func (d *workerDispatcher) Schedule(fn func()) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()

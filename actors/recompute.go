@@ -62,8 +62,12 @@ type SourceReader interface {
 }
 
 // RecomputePage is how many observations of one source are read at once;
-// memory stays bounded by the pages of the sources, not the period.
-const RecomputePage = 100_000
+// memory stays bounded by the pages of the sources, not the period. A
+// stream's first page is firstPage; each next one twice the last.
+const (
+	RecomputePage = 100_000
+	firstPage     = 1_000
+)
 
 // MaxRecomputeOutputs bounds what one recompute holds before it is
 // written in one transaction: a longer period must be split.
@@ -156,6 +160,7 @@ type stream struct {
 	i           int
 	next        time.Time // start of the next page
 	end         time.Time // where its reads end (readHorizon); zero: the replay's end
+	pageSize    int       // of its next page: doubles from firstPage up to RecomputePage
 	done        bool
 	newest      time.Time // the newest observation read, in the warm-up or a page; zero for none
 }
@@ -322,7 +327,11 @@ func (r *replay) earliest() (t time.Time, more bool, err error) {
 			if !st.end.IsZero() && st.end.Before(end) {
 				end = st.end
 			}
-			page, err := r.src.Page(r.ctx, r.project, st.dataPointID, st.next, end, RecomputePage)
+			// Small first: a catch-up after a short stop reads a few
+			// observations per source, and a batch of reads (ReadBatcher)
+			// is bounded by the sum of their limits.
+			st.pageSize = min(max(2*st.pageSize, firstPage), RecomputePage)
+			page, err := r.src.Page(r.ctx, r.project, st.dataPointID, st.next, end, st.pageSize)
 			if err != nil {
 				return t, false, fmt.Errorf("read %s: %w", st.dataPointID, err)
 			}
