@@ -1,9 +1,6 @@
 package actors
 
-import (
-	"runtime"
-	"sync"
-)
+import "runtime"
 
 // workerDispatcher runs the datapoint actors' mailboxes on a fixed set of
 // long-lived goroutines instead of protoactor's default, which starts a
@@ -25,12 +22,8 @@ import (
 // behind a worker whose actor waits: a starting actor reads its history
 // on the worker, and a resume starts hundreds at once.
 type workerDispatcher struct {
-	work       chan func()
+	workers    *workers[func()]
 	throughput int
-	workers    sync.WaitGroup
-
-	mu      sync.RWMutex // makes "not stopped" and "queued" one step
-	stopped bool
 }
 
 // dispatcherThroughput is how many messages a mailbox handles before its
@@ -38,47 +31,32 @@ type workerDispatcher struct {
 const dispatcherThroughput = 300
 
 func newWorkerDispatcher() *workerDispatcher {
-	n := max(32, 16*runtime.GOMAXPROCS(0))
-	d := &workerDispatcher{work: make(chan func()), throughput: dispatcherThroughput}
-	d.workers.Add(n)
-	for range n {
-		go func() {
-			defer d.workers.Done()
-			for fn := range d.work {
-				fn()
-			}
-		}()
+	run := func(in <-chan func()) {
+		for fn := range in {
+			fn()
+		}
 	}
-	return d
+	return &workerDispatcher{workers: startWorkers(max(32, 16*runtime.GOMAXPROCS(0)), 0, run), throughput: dispatcherThroughput}
 }
 
 // Schedule runs fn on an idle worker, or on a goroutine of its own when
 // none is idle or the dispatcher is stopped.
 func (d *workerDispatcher) Schedule(fn func()) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if !d.stopped {
+	handed := d.workers.send(func(in chan<- func()) bool {
 		select {
-		case d.work <- fn:
-			return
+		case in <- fn:
+			return true
 		default:
+			return false
 		}
+	})
+	if !handed {
+		go fn()
 	}
-	go fn()
 }
 
 func (d *workerDispatcher) Throughput() int { return d.throughput }
 
-// stop lets the workers finish what is queued and returns once they have;
-// later mailboxes run on goroutines of their own.
-func (d *workerDispatcher) stop() {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		return
-	}
-	d.stopped = true
-	close(d.work)
-	d.mu.Unlock()
-	d.workers.Wait()
-}
+// stop lets the workers finish and returns once they have; later
+// mailboxes run on goroutines of their own.
+func (d *workerDispatcher) stop() { d.workers.close() }

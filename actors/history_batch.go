@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"sync"
 
 	"github.com/openbdp/bdp/store"
 )
@@ -17,11 +16,7 @@ import (
 // busy with the previous ones.
 type ReadBatcher struct {
 	store   *store.Store
-	in      chan *pageRead
-	workers sync.WaitGroup
-
-	mu     sync.RWMutex // makes "not closed" and "queued" one step
-	closed bool
+	workers *workers[*pageRead]
 }
 
 // pageRead is one reader's reads, answered together: a batch never splits
@@ -49,27 +44,14 @@ const (
 
 // NewReadBatcher starts the workers; Close stops them.
 func NewReadBatcher(st *store.Store) *ReadBatcher {
-	b := &ReadBatcher{store: st, in: make(chan *pageRead, maxBatchReads)}
-	b.workers.Add(readWorkers)
-	for range readWorkers {
-		go b.work()
-	}
+	b := &ReadBatcher{store: st}
+	b.workers = startWorkers(readWorkers, maxBatchReads, b.work)
 	return b
 }
 
 // Close lets the workers answer what is queued and returns once they
 // have; later reads query on their own.
-func (b *ReadBatcher) Close() {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return
-	}
-	b.closed = true
-	close(b.in)
-	b.mu.Unlock()
-	b.workers.Wait()
-}
+func (b *ReadBatcher) Close() { b.workers.close() }
 
 // read answers one page read, in a batch with whatever else is queued.
 func (b *ReadBatcher) read(ctx context.Context, req store.PageRequest) ([]store.Point, error) {
@@ -84,17 +66,19 @@ func (b *ReadBatcher) read(ctx context.Context, req store.PageRequest) ([]store.
 // queued. At most maxBatchReads of them.
 func (b *ReadBatcher) readAll(ctx context.Context, reqs []store.PageRequest) ([][]store.Point, error) {
 	r := &pageRead{reqs: reqs, reply: make(chan pageResult, 1)}
-	b.mu.RLock()
-	if b.closed {
-		b.mu.RUnlock()
-		return readAlone(ctx, b.store, reqs)
+	queued := b.workers.send(func(in chan<- *pageRead) bool {
+		select {
+		case in <- r:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+	if err := ctx.Err(); !queued && err != nil {
+		return nil, err
 	}
-	select {
-	case b.in <- r:
-		b.mu.RUnlock()
-	case <-ctx.Done():
-		b.mu.RUnlock()
-		return nil, ctx.Err()
+	if !queued {
+		return readAlone(ctx, b.store, reqs) // closed
 	}
 	select {
 	case res := <-r.reply:
@@ -113,14 +97,13 @@ func (r *pageRead) size() (reads, rows int) {
 	return len(r.reqs), rows
 }
 
-func (b *ReadBatcher) work() {
-	defer b.workers.Done()
+func (b *ReadBatcher) work(in <-chan *pageRead) {
 	var carry *pageRead // taken from the queue, but over the last batch's bound
 	for {
 		first := carry
 		if first == nil {
 			var ok bool
-			if first, ok = <-b.in; !ok {
+			if first, ok = <-in; !ok {
 				return
 			}
 		}
@@ -130,7 +113,7 @@ func (b *ReadBatcher) work() {
 	gather:
 		for reads < maxBatchReads {
 			select {
-			case r, ok := <-b.in:
+			case r, ok := <-in:
 				if !ok {
 					break gather
 				}
