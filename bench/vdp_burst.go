@@ -47,7 +47,7 @@ func minuteBurst(ctx context.Context, rig *vdpRig, opts VDPOptions, progress fun
 	for i := range names {
 		names[i] = burstSource(i)
 	}
-	feed := newMixFeed(rig.project, names, nil, opts.Rate)
+	feed := newMixFeed(rig.project, names, nil, nil, opts.Rate)
 	// One observation of each source and of each output: the rows exist,
 	// as they do in a platform that runs, and the first boundary finds
 	// every window holding data.

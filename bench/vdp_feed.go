@@ -146,7 +146,14 @@ func feedPaced(ctx context.Context, b *pipeline.Batcher, opts VDPOptions, total 
 			k += n
 			select {
 			case queue <- next(n):
+			case <-stop:
+				// Behind, the pacer would send its whole backlog first,
+				// which grows while it does.
+				stopped = true
 			case <-ctx.Done():
+			}
+			if stopped {
+				break
 			}
 		}
 		if j == writes {

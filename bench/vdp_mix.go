@@ -88,6 +88,7 @@ type mixLayout struct {
 	sources int
 	first   []int
 	guarded []bool // per source: it feeds a datapoint with a timed trigger (mixFeed)
+	leads   []bool // per source: it is the first of its datapoint's (mixFeed)
 }
 
 func newMixLayout(vdps int) mixLayout {
@@ -96,12 +97,19 @@ func newMixLayout(vdps int) mixLayout {
 		sh := mixTable[i%len(mixTable)]
 		l.first[i] = l.sources
 		l.sources += len(sh.pins)
-		for range sh.pins {
+		for j := range sh.pins {
 			l.guarded = append(l.guarded, sh.timed())
+			l.leads = append(l.leads, j == 0)
 		}
 	}
 	return l
 }
+
+// mixSourceName names source i of the mix with 7 digits, so that names
+// sort as the sources are numbered, which is the order the feed makes a
+// datapoint's observations in: a batch delivered in datapoint order
+// (pipeline.Router) then hands them to the actor in time order.
+func mixSourceName(i int) string { return fmt.Sprintf("s%07d", i) }
 
 func (l mixLayout) shape(i int) mixShape { return mixTable[i%len(mixTable)] }
 
@@ -110,7 +118,7 @@ func (l mixLayout) config(i int) (typ string, body map[string]any) {
 	sh := l.shape(i)
 	pins := map[string]any{}
 	for j, p := range sh.pins {
-		pins[p.name] = map[string]any{"dataPointID": sourceName(l.first[i] + j), "data_range": p.rng,
+		pins[p.name] = map[string]any{"dataPointID": mixSourceName(l.first[i] + j), "data_range": p.rng,
 			"aggregate": p.agg, "trigger": p.trigger}
 	}
 	return sh.typ, map[string]any{"pins": pins, "parameters": sh.params}
@@ -130,7 +138,7 @@ func (l mixLayout) taps(sample int) []tapped {
 		}
 		t := tapped{output: vdpName(i)}
 		for j := range l.shape(i).pins {
-			t.sources = append(t.sources, sourceName(l.first[i]+j))
+			t.sources = append(t.sources, mixSourceName(l.first[i]+j))
 		}
 		taps = append(taps, t)
 	}

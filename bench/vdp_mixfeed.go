@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"time"
 
 	"github.com/openbdp/bdp/pipeline"
@@ -30,24 +31,30 @@ const timedGuard = 2 * time.Second
 // triggers need: they fire on the clock. Not plus step: writes made in a
 // burst, when the pacer catches up, would then be stamped ahead of the
 // clock, and a timed datapoint would receive observations after its next
-// boundary before that boundary fires. Times stay unique and rise per source,
-// and a source's observations are written in time order, so each one is
-// stored after the one before it as long as the writes in flight (Writers
-// of PerWrite) hold fewer observations than there are sources (checked by
-// the scenario).
+// boundary before that boundary fires.
+//
+// A recompute takes a datapoint's observations in time order across its
+// sources; the live actor takes them in the order they are stored. So a
+// datapoint's observations must be stored in time order, which the feed
+// ensures: a source's observations are a cycle apart, and the writes in
+// flight (Writers of PerWrite) hold fewer observations than there are
+// sources (checked by the scenario), so they commit in order; and a
+// datapoint's sources are consecutive, made one after the other, and a
+// write never ends inside such a group (leads), so they commit together.
 type mixFeed struct {
 	project int64
 	names   []string
 	guarded []bool // nil: none
+	leads   []bool // the first source of each group; nil: every source
 	step    time.Duration
 	k       int
 	last    time.Time
 }
 
-func newMixFeed(project int64, names []string, guarded []bool, rate int) *mixFeed {
+func newMixFeed(project int64, names []string, guarded, leads []bool, rate int) *mixFeed {
 	// PostgreSQL keeps microseconds: every time is a whole microsecond.
 	step := max(time.Second/time.Duration(rate)/time.Microsecond*time.Microsecond, time.Microsecond)
-	return &mixFeed{project: project, names: names, guarded: guarded, step: step}
+	return &mixFeed{project: project, names: names, guarded: guarded, leads: leads, step: step}
 }
 
 // history is the observation k (k in [0, perSource·sources)) of the
@@ -64,11 +71,12 @@ func (f *mixFeed) history(end time.Time, perSource int) func(k int) pipeline.Obs
 	}
 }
 
-// next makes the next write of n observations (feedPaced's next).
+// next makes the next write of n observations (feedPaced's next), or a
+// few more, to end where a group does.
 func (f *mixFeed) next(n int) []pipeline.Observation {
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	obs := make([]pipeline.Observation, 0, n)
-	for len(obs) < n {
+	obs := make([]pipeline.Observation, 0, n+len(mixTable))
+	for len(obs) < n || (f.leads != nil && !f.leads[f.k%len(f.names)]) {
 		s := f.k % len(f.names)
 		t := maxTime(f.last.Add(time.Microsecond), now)
 		f.k++
@@ -93,4 +101,33 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// feeder runs a mixFeed in the background (runFeed), and stops and
+// starts it again between phases.
+type feeder struct {
+	ctx  context.Context
+	b    *pipeline.Batcher
+	opts VDPOptions
+	f    *mixFeed
+	stop chan struct{} // nil while stopped
+	done <-chan error
+}
+
+func (fd *feeder) start() {
+	if fd.stop == nil {
+		fd.stop = make(chan struct{})
+		fd.done = runFeed(fd.ctx, fd.b, fd.opts, fd.stop, fd.f)
+	}
+}
+
+// halt stops the feed once every write is answered; the error of a
+// failed write, if any.
+func (fd *feeder) halt() error {
+	if fd.stop == nil {
+		return nil
+	}
+	close(fd.stop)
+	fd.stop = nil
+	return <-fd.done
 }

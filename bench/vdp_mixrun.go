@@ -49,9 +49,9 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	defer rig.close()
 	names := make([]string, l.sources)
 	for i := range names {
-		names[i] = sourceName(i)
+		names[i] = mixSourceName(i)
 	}
-	feed := newMixFeed(rig.project, names, l.guarded, opts.Rate)
+	feed := newMixFeed(rig.project, names, l.guarded, l.leads, opts.Rate)
 	interval := time.Duration(l.sources) * feed.step // between two observations of one source
 	histEnd := time.Now().UTC()
 	progress("mix: %d datapoints of %d shapes over %d sources; storing %d observations of history each",
@@ -98,23 +98,21 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 		return res, err
 	}
 
-	stop := make(chan struct{})
-	fed := runFeed(ctx, rig.batcher, opts, stop, feed)
+	fd := &feeder{ctx: ctx, b: rig.batcher, opts: opts, f: feed}
+	fd.start()
 	live = nil // restartMix stops it
-	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, progress)
+	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, fd, progress)
 	live = engine
 	if err == nil {
 		res["running_after_restart"], err = rig.running(ctx)
 	}
 	if err != nil {
-		close(stop)
-		return res, errors.Join(err, <-fed)
+		return res, errors.Join(err, fd.halt())
 	}
 	// Live data through the resumed actors before the feed stops, and
 	// past the first minute boundary.
 	time.Sleep(max(2*time.Second, time.Until(firstMinute.Add(timedGuard+time.Second))))
-	close(stop)
-	if err := <-fed; err != nil {
+	if err := fd.halt(); err != nil {
 		return res, err
 	}
 	end := time.Now().UTC()
