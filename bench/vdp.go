@@ -43,9 +43,6 @@ type VDPOptions struct {
 	// Down is how long the mix's feed goes on while its engine is
 	// stopped for the restart; default 3 s.
 	Down time.Duration
-	// QuietResume pauses the mix's feed while Resume runs: a catch-up
-	// with data arriving meanwhile is not exact (vdp_restart.go).
-	QuietResume bool
 	// ResumeConcurrency is Resume's concurrency in the mix's restart;
 	// default bdp serve's, actors.DefaultResumeConcurrency.
 	ResumeConcurrency int

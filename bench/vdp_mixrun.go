@@ -101,7 +101,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	fd := &feeder{ctx: ctx, b: rig.batcher, opts: opts, f: feed}
 	fd.start()
 	live = nil // restartMix stops it
-	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, fd, progress)
+	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, progress)
 	live = engine
 	if err == nil {
 		res["running_after_restart"], err = rig.running(ctx)

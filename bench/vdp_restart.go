@@ -11,16 +11,15 @@ import (
 
 // restartMix is issue 18 item 5: the engine stops while the feed goes on
 // (opts.Down), then a new engine starts and actors.Resume runs in the
-// background, as bdp serve does at start, the feed going on unless
-// opts.QuietResume. It returns the new engine and
-// the time from its making until every datapoint is Running again in the
+// background, as bdp serve does at start, the feed going on. It returns
+// the new engine and the time from its making until every datapoint is Running again in the
 // store: Resume returns once the last one's status is committed, after
 // which no datapoint may be anything but Running.
 //
 // bdp serve answers HTTP before Resume is done (cmd/bdp, bench resume);
 // this scenario has no HTTP server, so that half of item 5 is measured by
 // `make bench-resume`, not here.
-func restartMix(ctx context.Context, rig *vdpRig, old *actors.Engine, opts VDPOptions, fd *feeder,
+func restartMix(ctx context.Context, rig *vdpRig, old *actors.Engine, opts VDPOptions,
 	progress func(string, ...any)) (*actors.Engine, float64, error) {
 	progress("restart: stopping the engine; the feed goes on for %s", opts.Down)
 	old.Shutdown(ctx)
@@ -28,19 +27,6 @@ func restartMix(ctx context.Context, rig *vdpRig, old *actors.Engine, opts VDPOp
 	case <-time.After(opts.Down):
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
-	}
-	if opts.QuietResume {
-		// A catch-up is exact on data that stays put; with data arriving
-		// meanwhile it is not, for a datapoint of several sources: the
-		// replay reads each source up to its newest, one after the other,
-		// and an observation of a source already read that is stored
-		// before the last one is read comes to the actor live, after the
-		// replay took later observations of the other sources.
-		progress("restart: the feed pauses while Resume runs")
-		if err := fd.halt(); err != nil {
-			return nil, 0, err
-		}
-		defer fd.start()
 	}
 	began := time.Now()
 	engine, err := rig.newEngine(rig.history())

@@ -37,7 +37,6 @@ func runVDP(ctx context.Context, args []string) (_ map[string]any, err error) {
 	fs.StringVar(&o.Mix, "mix", "auto", "auto, on or off: the mix of issue 18 (types, windows, triggers; restart; recompute check; minute burst) instead of uniform formulas; auto: on from 100,000 vdps")
 	fs.IntVar(&o.History, "history", 10, "mix: stored observations per source before the datapoints start")
 	fs.DurationVar(&o.Down, "down", 3*time.Second, "mix: how long the feed goes on while the engine is stopped for the restart")
-	fs.BoolVar(&o.QuietResume, "quiet-resume", false, "mix: pause the feed while Resume runs (a catch-up with data arriving meanwhile is not exact)")
 	fs.IntVar(&o.ResumeConcurrency, "resume-concurrency", actors.DefaultResumeConcurrency, "mix: datapoints Resume starts at once (bdp serve's BDP_RESUME_CONCURRENCY)")
 	burst := fs.Bool("burst", true, "mix: run the minute burst (every_minute datapoints through two minute boundaries, about 3 minutes)")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the feed and drain to this file")
