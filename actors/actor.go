@@ -81,6 +81,12 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		if a.calc != nil {
 			a.deliver(m)
 		}
+	case windowBytesQuery:
+		var n int64
+		if c, ok := a.calc.(*calculator); ok {
+			n = c.heldBytes()
+		}
+		ctx.Respond(n)
 	case *tick:
 		// A tick before the boundary it waits for is stale (a second one
 		// for a boundary already fired, after a restart).

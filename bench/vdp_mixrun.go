@@ -94,7 +94,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	// compared too, however short the feed.
 	firstMinute := time.Now().Truncate(time.Minute).Add(time.Minute)
 
-	if err := mixFeedPhase(ctx, rig, opts, l, feed, before, interval, res, progress); err != nil {
+	if err := mixFeedPhase(ctx, rig, engine, opts, l, feed, before, interval, res, progress); err != nil {
 		return res, err
 	}
 
@@ -148,7 +148,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 }
 
 // mixFeedPhase is phase 1: the feed with the latency taps, then the heap.
-func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout, feed *mixFeed, before uint64,
+func mixFeedPhase(ctx context.Context, rig *vdpRig, engine *actors.Engine, opts VDPOptions, l mixLayout, feed *mixFeed, before uint64,
 	interval time.Duration, res map[string]any, progress func(string, ...any)) error {
 	taps := l.taps(opts.Sample)
 	perS := 0
@@ -190,25 +190,29 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, opts VDPOptions, l mixLayout
 	// The heap after the feed: windows hold what the rate puts in them,
 	// up to their span (full once the feed lasted the longest span, a
 	// minute), rather than the few observations of history. What is
-	// beside them is the total minus the windows' estimate, an upper
-	// bound of what they hold, so it is if anything too low while the
-	// windows are not yet full.
+	// beside them is the total less what the windows hold, asked of each
+	// actor (Engine.WindowBytes); the budget's estimate of the windows,
+	// an upper bound, is reported beside it.
 	total := float64(int64(heapAfterGC())-int64(before)) / float64(opts.VDPs)
 	if opts.HeapProfile != nil {
 		if err := pprof.Lookup("heap").WriteTo(opts.HeapProfile, 0); err != nil {
 			return err
 		}
 	}
+	held, err := engine.WindowBytes(ctx)
+	if err != nil {
+		return err
+	}
 	est, err := l.windowEstimate(interval)
 	if err != nil {
 		return err
 	}
-	perVDP := float64(est) / float64(opts.VDPs)
-	res["heap_total_bytes_per_vdp"], res["window_estimate_bytes_per_vdp"] = int(total), int(perVDP)
-	res["heap_bytes_per_vdp"] = int(total - perVDP)
+	windows, estimate := float64(held)/float64(opts.VDPs), float64(est)/float64(opts.VDPs)
+	res["heap_total_bytes_per_vdp"], res["window_bytes_per_vdp"], res["window_estimate_bytes_per_vdp"] = int(total), int(windows), int(estimate)
+	res["heap_bytes_per_vdp"] = int(total - windows)
 	res["windows_full"] = opts.Duration >= time.Minute
-	progress("mix: fed %.0f inputs/s; p50 %.1f ms, p99 %.1f ms over %d samples; heap %.0f bytes per datapoint, %.0f beside its windows' %.0f",
-		inputs/seconds, p50, p99, samples, total, total-perVDP, perVDP)
+	progress("mix: fed %.0f inputs/s; p50 %.1f ms, p99 %.1f ms over %d samples; heap %.0f bytes per datapoint, %.0f beside its windows' %.0f (estimated %.0f)",
+		inputs/seconds, p50, p99, samples, total, total-windows, windows, estimate)
 	return nil
 }
 

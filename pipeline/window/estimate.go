@@ -184,3 +184,21 @@ func cronSet(field string, lo, hi int) (set [60]bool, ok bool) {
 	}
 	return set, true
 }
+
+// HeldBytes is what the calculation's windows hold now: each pin, its
+// window's buffer (its capacity, in size classes), the cron state and a
+// median's scratch where there are: the figure EstimateBytes bounds,
+// measured.
+func (c *Calc) HeldBytes() int64 {
+	var n int64
+	for _, p := range c.pins {
+		n += allocSize(int64(unsafe.Sizeof(Pin{}))) + allocSize(int64(cap(p.w.buf))*SlotBytes)
+		if p.w.cron != nil {
+			n += allocSize(int64(unsafe.Sizeof(cronState{})))
+		}
+		if p.scratch != nil {
+			n += allocSize(int64(unsafe.Sizeof([]float64{}))) + allocSize(int64(cap(*p.scratch))*8)
+		}
+	}
+	return n
+}

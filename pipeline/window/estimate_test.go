@@ -96,6 +96,15 @@ func TestEstimateBytesAgainstHeap(t *testing.T) {
 			if slack := estimateSlack(tt.r, pins[0].w.len()); ratio < 1 || ratio > slack {
 				t.Fatalf("estimate %d B for a measured %.0f B: ratio %.2f outside [1, %.1f]", est, measured, ratio, slack)
 			}
+			// HeldBytes counts what a pin holds as the estimate counts
+			// it: about the heap measured, and within the estimate.
+			c, err := NewCalc(map[string]*Pin{"P1": pins[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held := c.HeldBytes(); float64(held) < 0.9*measured || float64(held) > 1.25*measured || held > est {
+				t.Fatalf("HeldBytes %d B for a measured %.0f B and an estimate of %d B", held, measured, est)
+			}
 		})
 	}
 }
