@@ -146,7 +146,7 @@ func reportEvery(progress func(string, ...any), what string, n int, done *atomic
 }
 
 // startParallel is how many virtual datapoints the scenarios start at once.
-const startParallel = 16
+const startParallel = 64
 
 // forEach calls fn for every i in [0, n), workers at once; the first
 // error cancels the context of the others and is returned.

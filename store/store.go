@@ -12,6 +12,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +39,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default, the CPU count and at least 4, lets a resume's
+		// batched history reads (actors.ReadBatcher), the pipeline's
+		// commits and HTTP reads wait for each other's round trips; a
+		// connection mostly waits for the network, not a CPU.
+		cfg.MaxConns = int32(max(16, 4*runtime.NumCPU()))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
