@@ -109,6 +109,9 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time, started chan<- startResult) {
 	sctx, done := a.engine.startContext(ctx.Self())
 	defer done()
+	// It reads history on its worker: the dispatcher queues nothing
+	// behind it meanwhile.
+	defer a.engine.dispatcher.wait()()
 	cursor, err := a.start(ctx, sctx, catchUp, cursor)
 	if err == nil {
 		a.engine.setCursor(ctx.Self(), cursor)

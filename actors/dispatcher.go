@@ -1,6 +1,9 @@
 package actors
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // workerDispatcher runs the datapoint actors' mailboxes on a fixed set of
 // long-lived goroutines instead of protoactor's default, which starts a
@@ -15,34 +18,54 @@ import "runtime"
 //
 // A mailbox is scheduled only when it turns from idle to running, so the
 // order of one actor's messages does not depend on which worker runs it.
-// A mailbox goes to a worker only when one is idle at that moment (an
-// unbuffered hand-off); when all are busy it gets a goroutine of its own,
-// as with protoactor's default. So Schedule never blocks its caller (the
-// batcher's writer goroutine, routing a commit), and nothing queues
-// behind a worker whose actor waits: a starting actor reads its history
-// on the worker, and a resume starts hundreds at once.
+// Schedule never blocks its caller (the batcher's writer goroutine,
+// routing a commit): a mailbox waits in a queue for the next free worker,
+// or, when the queue is full, gets a goroutine of its own as with
+// protoactor's default. One kind of work blocks a worker: a starting
+// actor reads its history on it, and a resume starts hundreds at once.
+// While any does (waiting), a mailbox that finds no idle worker gets a
+// goroutine of its own rather than a place in the queue, where it could
+// wait behind workers that all wait for the database.
 type workerDispatcher struct {
 	workers    *workers[func()]
 	throughput int
+	idle       atomic.Int64 // workers waiting for a mailbox
+	waiting    atomic.Int64 // actors waiting for I/O on a worker (starting)
 }
 
 // dispatcherThroughput is how many messages a mailbox handles before its
 // worker yields: protoactor's default.
 const dispatcherThroughput = 300
 
+// dispatcherQueue bounds the mailboxes waiting for a worker.
+const dispatcherQueue = 4096
+
 func newWorkerDispatcher() *workerDispatcher {
+	d := &workerDispatcher{throughput: dispatcherThroughput}
 	run := func(in <-chan func()) {
-		for fn := range in {
+		for {
+			d.idle.Add(1)
+			fn, ok := <-in
+			d.idle.Add(-1)
+			if !ok {
+				return
+			}
 			fn()
 		}
 	}
-	return &workerDispatcher{workers: startWorkers(max(32, 16*runtime.GOMAXPROCS(0)), 0, run), throughput: dispatcherThroughput}
+	d.workers = startWorkers(max(32, 16*runtime.GOMAXPROCS(0)), dispatcherQueue, run)
+	return d
 }
 
-// Schedule runs fn on an idle worker, or on a goroutine of its own when
-// none is idle or the dispatcher is stopped.
+// Schedule runs fn on a worker, or on a goroutine of its own when the
+// queue is full, when no worker is idle while some wait for I/O, or when
+// the dispatcher is stopped.
 func (d *workerDispatcher) Schedule(fn func()) {
-	handed := d.workers.send(func(in chan<- func()) bool {
+	if d.waiting.Load() > 0 && d.idle.Load() == 0 {
+		go fn()
+		return
+	}
+	queued := d.workers.send(func(in chan<- func()) bool {
 		select {
 		case in <- fn:
 			return true
@@ -50,13 +73,20 @@ func (d *workerDispatcher) Schedule(fn func()) {
 			return false
 		}
 	})
-	if !handed {
+	if !queued {
 		go fn()
 	}
 }
 
 func (d *workerDispatcher) Throughput() int { return d.throughput }
 
-// stop lets the workers finish and returns once they have; later
-// mailboxes run on goroutines of their own.
+// wait marks the calling actor as waiting for I/O on its worker until
+// the returned func is called.
+func (d *workerDispatcher) wait() (done func()) {
+	d.waiting.Add(1)
+	return func() { d.waiting.Add(-1) }
+}
+
+// stop lets the workers finish what is queued and returns once they have;
+// later mailboxes run on goroutines of their own.
 func (d *workerDispatcher) stop() { d.workers.close() }
