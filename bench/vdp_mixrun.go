@@ -131,7 +131,7 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	res["verify_s"], res["outputs_compared"], res["outputs_different"] = round(time.Since(began).Seconds()), check.compared, check.different
 	res["outputs_compared_by_shape"] = check.byShape
 	if check.different > 0 {
-		res["first_difference"] = check.first
+		res["first_difference"], res["outputs_different_by_shape"] = check.first, check.diffShape
 	}
 	progress("mix: %d of %d outputs differ from a recompute %s", check.different, check.compared, check.first)
 

@@ -23,6 +23,7 @@ type mixCheck struct {
 	compared  int64   // outputs of the recomputes
 	different int64   // outputs that differ in value, or are missing or extra in the store
 	byShape   []int64 // compared, per shape of mixTable
+	diffShape []int64 // different, per shape of mixTable
 	first     string
 	mu        sync.Mutex
 }
@@ -43,7 +44,7 @@ type mixCheck struct {
 // it is outside the period on both sides.
 func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, project int64, l mixLayout,
 	cursors []time.Time, end time.Time, progress func(string, ...any)) (*mixCheck, error) {
-	c := mixCheck{byShape: make([]int64, len(mixTable))}
+	c := mixCheck{byShape: make([]int64, len(mixTable)), diffShape: make([]int64, len(mixTable))}
 	src := actors.StoreHistory{Store: st}
 	var done atomic.Int64
 	defer reportEvery(progress, "mix: compared", l.vdps, &done)()
@@ -73,6 +74,7 @@ func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, proj
 		atomic.AddInt64(&c.byShape[i%len(mixTable)], int64(len(want)))
 		if n, what := differ(want, got); n > 0 {
 			atomic.AddInt64(&c.different, int64(n))
+			atomic.AddInt64(&c.diffShape[i%len(mixTable)], int64(n))
 			c.mu.Lock()
 			if c.first == "" {
 				c.first = fmt.Sprintf("%s (%s): %s", vdpName(i), typ, what)
