@@ -184,7 +184,8 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 		}
 	}
 	var streams []*stream
-	if from.IsZero() {
+	_, timed := calc.NextTick(now)
+	if from.IsZero() && !timed {
 		// Windows follow event time: a time or cron window ends at the
 		// newest observation, not at the wall clock, so a source that has
 		// been quiet for a while still refills its window with what the
@@ -192,22 +193,36 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 		if streams, err = warmUp(sctx, calc, a.def.ProjectID, src, now, horizon); err != nil {
 			return cursor, err
 		}
-		cursor = liveFrom(calc, streams, now)
+		cursor = liveFrom(streams, beginningOfTime)
 	} else {
-		r, err := newReplay(sctx, calc, a.def.ProjectID, src, from, endOfTime, horizon)
+		// A catch-up replays from where it left off; a first start of a
+		// calculator with timed triggers replays from now, so that its
+		// timed pins hold what they emitted at their last boundary before
+		// it, as in a recompute (newReplay warms up from there): without,
+		// a gradient's first timed output after the start was missing.
+		start := from
+		if from.IsZero() {
+			// A boundary at now primes too, but its output, like every
+			// other before the cursor, is not this run's to write.
+			start = now.Add(time.Nanosecond)
+		}
+		r, err := newReplay(sctx, calc, a.def.ProjectID, src, start, endOfTime, horizon)
 		if err != nil {
 			return cursor, err
 		}
 		// Boundaries up to now fire; the timer takes the next one.
 		r.tickEnd, r.flush = now.Add(time.Nanosecond), a.writeAll
 		if err := r.run(); err != nil {
-			return cursor, fmt.Errorf("catch up since %s: %w", from.Format(time.RFC3339Nano), err)
+			return cursor, fmt.Errorf("catch up since %s: %w", start.Format(time.RFC3339Nano), err)
 		}
 		a.writeAll(r.out)
 		if r.lastError != nil {
 			a.reportCalcError(r.lastError)
 		}
 		streams = r.streams
+		if from.IsZero() {
+			cursor = liveFrom(streams, start)
+		}
 	}
 	// What the refill or the catch-up read is not taken again live.
 	for i := range a.pins {
@@ -227,36 +242,26 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	return cursor, nil
 }
 
-// liveFrom is where a start that refilled its windows up to now begins to
-// calculate, in event time, so that a replay from there (a catch-up)
-// calculates what this run does live, when observations arrive in time
-// order:
+// liveFrom is where a first start begins to calculate, in event time, so
+// that a replay from there (a catch-up, a recompute) calculates what this
+// run does live, when observations arrive in time order: just after the
+// newest source observation its history read, so that what arrives later
+// is calculated and what was read is not, and not before from. With
+// several sources, one that lags the newest may have arrivals before the
+// cursor, which the replay leaves in the windows uncalculated.
 //
-//   - just after the newest source observation the refill read (the
-//     beginning of time when there is none): what arrives later is
-//     calculated, what was read is not. With several sources, one that
-//     lags the newest may have arrivals before the cursor, which the
-//     replay leaves in the windows uncalculated;
-//   - with timed triggers, not before each trigger's first boundary after
-//     now: a timed pin holds no value until it fires, and nothing is
-//     calculated until every pin has a value (window.Calc), while the
-//     replay's warm-up gives each its value at its last boundary before
-//     the replay.
+// A start without timed triggers passes the beginning of time as from.
+// One with timed triggers replays from its start, its timed pins primed
+// at their last boundaries before it, as a replay from the cursor primes
+// them: it passes its start, so that no boundary before it, whose output
+// the start dropped, lies after the cursor.
 //
 // Microseconds, as the store keeps it.
-func liveFrom(calc Calculator, streams []*stream, now time.Time) time.Time {
-	from := beginningOfTime
+func liveFrom(streams []*stream, from time.Time) time.Time {
 	for _, st := range streams {
 		if next := st.newest.Truncate(time.Microsecond).Add(time.Microsecond); next.After(from) {
 			from = next
 		}
-	}
-	first, timed := calc.NextTick(now)
-	if r, ok := calc.(interface{ readyFrom(time.Time) time.Time }); ok && timed {
-		first = r.readyFrom(now)
-	}
-	if timed && first.After(from) {
-		from = first
 	}
 	return from
 }

@@ -139,19 +139,6 @@ func (c *calculator) warmStart(start time.Time) time.Time {
 	return w
 }
 
-// readyFrom is the latest of each trigger's first boundary after now:
-// started at now, the calculator has a value of every timed pin from
-// there on at the earliest (liveFrom).
-func (c *calculator) readyFrom(now time.Time) time.Time {
-	var r time.Time
-	for _, t := range c.timed {
-		if next, ok := t.Next(now); ok && next.After(r) {
-			r = next
-		}
-	}
-	return r
-}
-
 // stream pages through one source datapoint from the replay start on.
 type stream struct {
 	dataPointID string
