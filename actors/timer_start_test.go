@@ -35,14 +35,7 @@ func TestBoundaryPassingDuringStartFires(t *testing.T) {
 
 	// The start reads the clock 0.5 s before the boundary and its
 	// history for a second.
-	offset := time.Until(boundary.Add(-500 * time.Millisecond))
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router,
-		History: slowHistory{StoreHistory{Store: e.store}, time.Second},
-		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	eng := e.engineReading(slowHistory{StoreHistory{Store: e.store}, time.Second}, boundary.Add(-500*time.Millisecond))
 	cursor, err := eng.Start(ctx, def)
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +63,7 @@ func TestFirstStartPrimesTimedPinsAtTheLastBoundary(t *testing.T) {
 	e.writeAt("src", boundary.Add(-30*time.Second), 4) // in the window of the first boundary after it
 
 	// The start reads the clock 20 s before the boundary.
-	offset := time.Until(boundary.Add(-20 * time.Second).Add(-time.Second))
-	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	eng := e.engineReading(StoreHistory{Store: e.store}, boundary.Add(-21*time.Second))
 	// The engine's clock: 21 s before the boundary, so the real timer
 	// fires it in 21 s; too long for a test, so the tick is sent now, as
 	// the clock would, once the start is done.
@@ -96,4 +83,17 @@ func TestFirstStartPrimesTimedPinsAtTheLastBoundary(t *testing.T) {
 	if len(rec) == 0 || len(got) != len(rec) || !got[0].Time.Equal(rec[0].Time) || got[0].Value != rec[0].Value {
 		t.Fatalf("live outputs %v, the recompute from the cursor %s: %v", got, cursor, rec)
 	}
+}
+
+// engineReading is an engine over history whose clock reads at, and
+// goes on with the wall clock from there.
+func (e *env) engineReading(history SourceReader, at time.Time) *Engine {
+	offset := time.Until(at)
+	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: history,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { eng.Shutdown(context.Background()) })
+	return eng
 }
