@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -154,13 +155,12 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	a.calc, a.pins = calc, make([]pinSource, 0, len(sources))
 	// Subscribe first: what is stored while history loads waits in the
 	// mailbox; loadedTo then skips what the history already had.
-	seen, ids := map[string]bool{}, make([]string, 0, len(sources))
+	ids := make([]string, 0, len(sources)) // the source datapoints, each once
 	// One subscriber for all the sources: a delivery names its datapoint.
 	sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self()}
 	for i, s := range sources {
 		a.pins = append(a.pins, pinSource{Source: &sources[i]})
-		if !seen[s.DataPointID] {
-			seen[s.DataPointID] = true
+		if !slices.Contains(ids, s.DataPointID) {
 			ids = append(ids, s.DataPointID)
 			a.unsub = append(a.unsub, a.engine.cfg.Router.Subscribe(a.def.ProjectID, s.DataPointID, sub))
 		}

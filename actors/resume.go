@@ -14,9 +14,9 @@ import (
 // at once unless told otherwise (BDP_RESUME_CONCURRENCY). Each start
 // reads history and then calculates; with the engine's reads batched
 // (ReadBatcher), the starts in progress share a few queries, so many at
-// once make few large queries rather than many small ones: 100,000
-// datapoints resume in seconds, not minutes, while the database still
-// sees only ReadBatcher's few connections.
+// once make few large queries rather than many small ones, while the
+// database sees only ReadBatcher's few connections (100,000 datapoints of
+// bdp-bench vdp's mix resumed in 72–76 s on 2 cores).
 const DefaultResumeConcurrency = 256
 
 // MaxResumeConcurrency bounds BDP_RESUME_CONCURRENCY.
