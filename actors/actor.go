@@ -22,8 +22,8 @@ type vdpActor struct {
 	// pins lists each pin with its source and how far its history was read
 	// at start. A slice, not maps: at most five entries, and ten thousand
 	// actors would pay for map buckets.
-	pins  []pinSource
-	unsub []func()
+	pins []pinSource
+	sub  *mailboxSubscriber // attached to the pins' datapoints at start
 	// nextTick is the timed-trigger boundary the actor waits for, Unix
 	// nanoseconds, 0 for none: the engine's clock may send a tick it no
 	// longer waits for (tickClock), one before it, which it ignores.
@@ -157,12 +157,12 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 	// mailbox; loadedTo then skips what the history already had.
 	ids := make([]string, 0, len(sources)) // the source datapoints, each once
 	// One subscriber for all the sources: a delivery names its datapoint.
-	sub := &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self()}
+	a.sub = &mailboxSubscriber{root: a.engine.system.Root, pid: ctx.Self()}
 	for i, s := range sources {
 		a.pins = append(a.pins, pinSource{Source: &sources[i]})
 		if !slices.Contains(ids, s.DataPointID) {
 			ids = append(ids, s.DataPointID)
-			a.unsub = append(a.unsub, a.engine.cfg.Router.Subscribe(a.def.ProjectID, s.DataPointID, sub))
+			a.engine.cfg.Router.Attach(a.def.ProjectID, s.DataPointID, a.sub)
 		}
 	}
 	src, now := a.engine.cfg.History, a.engine.cfg.Now()
@@ -342,10 +342,14 @@ func (a *vdpActor) schedule(ctx actor.Context, after time.Time) {
 }
 
 func (a *vdpActor) release() {
-	for _, u := range a.unsub {
-		u()
+	if a.sub != nil {
+		for i, p := range a.pins {
+			if !slices.ContainsFunc(a.pins[:i], func(q pinSource) bool { return q.DataPointID == p.DataPointID }) {
+				a.engine.cfg.Router.Detach(a.def.ProjectID, p.DataPointID, a.sub)
+			}
+		}
+		a.sub = nil
 	}
-	a.unsub = nil
 	a.nextTick = 0
 }
 

@@ -125,7 +125,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	e.clock = newTickClock(cfg.Now, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) })
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
-		actor.WithDispatcher(e.dispatcher))}
+		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(newLeanMailbox))}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&healthStrategy{engine: e}))
 	e.supervisor = e.system.Root.Spawn(props)

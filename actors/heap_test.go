@@ -13,14 +13,14 @@ import (
 // beside what its windows hold (issue 18: at most 2 KiB in the end). The
 // datapoints of heapPerRunningVDP have empty windows, so what it measures
 // is the actor, its mailbox and registry entries, the calculator, the
-// subscriptions and the definition. Measured: about 2,620 bytes (3,130
-// with a VM per formula, its configuration kept as JSON and a mailbox
-// subscriber per source; 3,800 when each running actor also kept a
-// context of its own and its budget share in a map apart). protoactor's
-// lock-free mailbox would take 200 bytes more off, for a slower send and
-// a node allocated per message; the ring stays until the latency figures
-// of bdp-bench vdp say that trade is worth it.
-const maxHeapPerIdleVDP = 2_750
+// subscriptions and the definition. Measured: about 2,240 bytes (2,630
+// with protoactor's unbounded mailbox and a handle per subscription;
+// 3,130 with a VM per formula, its configuration kept as JSON and a
+// mailbox subscriber per source; 3,800 when each running actor also kept
+// a context of its own and its budget share in a map apart). At 5,000
+// datapoints the engine's and the router's maps weigh more per datapoint
+// than at 100,000.
+const maxHeapPerIdleVDP = 2_400
 
 // TestHeapPerRunningDatapoint guards the heap that running virtual
 // datapoints cost beside their windows: a field or allocation added to

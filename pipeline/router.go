@@ -23,8 +23,8 @@ type dpKey struct {
 // Safe for concurrent use.
 type Router struct {
 	mu   sync.RWMutex
-	subs map[dpKey][]*subscription // replaced, never changed in place
-	n    atomic.Int64              // subscriptions, so a batch nobody listens to costs nothing
+	subs map[dpKey][]Subscriber // replaced, never changed in place
+	n    atomic.Int64           // subscriptions, so a batch nobody listens to costs nothing
 
 	taps  []*Tap       // router-wide subscribers; replaced, never changed in place
 	nTaps atomic.Int64 // len(taps), read without the lock
@@ -35,30 +35,44 @@ type Router struct {
 	runs      []routeRun
 }
 
-type subscription struct{ s Subscriber }
-
 // NewRouter returns a router without subscribers.
 func NewRouter() *Router {
-	return &Router{subs: map[dpKey][]*subscription{}}
+	return &Router{subs: map[dpKey][]Subscriber{}}
 }
 
 // Subscribe registers interest in one datapoint; the returned func ends it
-// and may be called more than once.
+// and may be called more than once. s may be any Subscriber, and the same
+// one may subscribe twice.
 func (r *Router) Subscribe(projectID int64, dataPointID string, s Subscriber) (unsubscribe func()) {
-	k := dpKey{projectID, dataPointID}
-	sub := &subscription{s: s}
-	r.mu.Lock()
-	r.subs[k] = append(slices.Clip(r.subs[k]), sub)
-	r.mu.Unlock()
-	r.n.Add(1)
-	return func() { r.unsubscribe(k, sub) }
+	sub := &subscription{s}
+	r.Attach(projectID, dataPointID, sub)
+	return func() { r.Detach(projectID, dataPointID, sub) }
 }
 
-func (r *Router) unsubscribe(k dpKey, sub *subscription) {
+// subscription gives a subscriber of Subscribe an identity of its own.
+type subscription struct{ s Subscriber }
+
+func (s *subscription) Deliver(obs []Observation) { s.s.Deliver(obs) }
+
+// Attach is Subscribe for a subscriber that is a pointer, which Detach
+// finds again by ==: it costs no handle, which at 100,000 running virtual
+// datapoints was 70 bytes of heap per source they read (issue 18).
+func (r *Router) Attach(projectID int64, dataPointID string, s Subscriber) {
+	k := dpKey{projectID, dataPointID}
+	r.mu.Lock()
+	r.subs[k] = append(slices.Clip(r.subs[k]), s)
+	r.mu.Unlock()
+	r.n.Add(1)
+}
+
+// Detach ends one Attach of s to the datapoint; it does nothing when
+// there is none.
+func (r *Router) Detach(projectID int64, dataPointID string, s Subscriber) {
+	k := dpKey{projectID, dataPointID}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list := r.subs[k]
-	i := slices.Index(list, sub)
+	i := slices.Index(list, s)
 	if i < 0 {
 		return // already ended
 	}
@@ -74,7 +88,7 @@ func (r *Router) unsubscribe(k dpKey, sub *subscription) {
 // routeRun is one subscribed datapoint's observations in a delivery: the
 // keys [lo, hi) of the batch, the first of which arrived at first.
 type routeRun struct {
-	subs   []*subscription
+	subs   []Subscriber
 	lo, hi int
 	first  arrival
 }
@@ -142,7 +156,7 @@ func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 			if i < len(run.subs)-1 {
 				out = slices.Clone(list) // every subscriber owns its slice
 			}
-			s.s.Deliver(out)
+			s.Deliver(out)
 		}
 	}
 	clear(runs) // drop the subscription lists

@@ -275,3 +275,34 @@ func TestTapAfterARefusedRequest(t *testing.T) {
 		t.Errorf("tapped %v, want %v", lines, want)
 	}
 }
+
+// An actor attaches one subscriber to each of its sources and detaches
+// it from each when it stops: it then gets nothing of that source, and
+// the other sources and subscribers keep theirs.
+func TestRouterDetachEndsOneAttachment(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := NewRouter()
+	shared, other := &collector{}, &collector{}
+	r.Attach(1, "a", shared)
+	r.Attach(1, "b", shared)
+	r.Attach(1, "a", other)
+	r.Detach(1, "a", shared)
+	r.Detach(1, "a", shared) // twice is harmless
+	r.Detach(1, "c", shared) // never attached
+	route(r, []Observation{{ProjectID: 1, DataPointID: "a", Time: t0, Value: 1}, {ProjectID: 1, DataPointID: "b", Time: t0, Value: 2}})
+	var got []string
+	for _, d := range shared.got {
+		got = append(got, d[0].DataPointID)
+	}
+	if !slices.Equal(got, []string{"b"}) {
+		t.Errorf("the detached subscriber got deliveries of %v, want b's only", got)
+	}
+	if len(other.got) != 1 || other.got[0][0].DataPointID != "a" {
+		t.Errorf("the other subscriber of a got %v, want a's delivery", other.got)
+	}
+	r.Detach(1, "b", shared)
+	r.Detach(1, "a", other)
+	if n := r.n.Load(); n != 0 {
+		t.Errorf("%d subscriptions counted after every one ended, want 0", n)
+	}
+}
