@@ -80,6 +80,9 @@ func (d *workerDispatcher) Schedule(fn func()) {
 
 func (d *workerDispatcher) Throughput() int { return d.throughput }
 
+// backlog is how many mailboxes wait for a worker.
+func (d *workerDispatcher) backlog() int { return len(d.workers.in) }
+
 // wait marks the calling actor as waiting for I/O on its worker until
 // the returned func is called.
 func (d *workerDispatcher) wait() (done func()) {

@@ -40,6 +40,9 @@ type EngineConfig struct {
 	// CalcErrorInterval per virtual datapoint.
 	OnCalcError func(k Key, err error)
 	Now         func() time.Time // injected clock; time.Now by default
+	// TickRate bounds the ticks a second that timed triggers get at one
+	// boundary; 0 for DefaultTickRate, negative for no bound.
+	TickRate int
 	// Budget bounds the windows' memory (budget.go); the zero value
 	// limits nothing.
 	Budget Budget
@@ -53,6 +56,15 @@ const (
 	MaxRestarts   = 5
 	RestartWindow = time.Minute
 )
+
+// DefaultTickRate is how many timed-trigger ticks a second a boundary
+// sends at most: 100,000 every_minute datapoints fire over 3.3 s, their
+// outputs' cost spread so that ingestion keeps pace (issue 18; measured
+// with bdp-bench vdp -burst only: at 40,000 a second ingestion still
+// fell to under half its rate for a second, at 25,000 it did not dip
+// below what it dips without a burst, and the last output came 4 s after
+// the boundary).
+const DefaultTickRate = 30_000
 
 // CalcErrorInterval is how often at most a virtual datapoint's
 // calculation errors are reported: a formula failing on every value must
@@ -122,7 +134,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
-	e.clock = newTickClock(cfg.Now, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) })
+	e.clock = newTickClock(cfg.Now, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) }, e.waitUntilKeepingUp, tickRate(cfg.TickRate))
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
 		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(newLeanMailbox))}
@@ -256,19 +268,45 @@ func (e *Engine) Shutdown(ctx context.Context) {
 	}
 }
 
+func tickRate(configured int) int {
+	switch {
+	case configured == 0:
+		return DefaultTickRate
+	case configured < 0:
+		return 0
+	}
+	return configured
+}
+
+// maxOutputBatch is the most outputs the writer stores in one write: the
+// batcher's transaction size (pipeline.BatcherConfig.MaxBatch). A larger
+// write is one transaction of its own, which source writes queue behind.
+// At a minute boundary 100,000 every_minute datapoints output at once; in
+// writes of 50,000, ingestion stalled while they committed (the 100,000
+// mix: the lowest 1-s input rate after the boundary 2 % of the rate
+// before).
+const maxOutputBatch = 10_000
+
+// waitUntilKeepingUp returns once the engine keeps up with the messages
+// sent to its actors: the dispatcher's queue at most half full and no
+// more outputs waiting than one write takes. The tick clock paces a
+// boundary's ticks with it; the wait ends early at Shutdown.
+func (e *Engine) waitUntilKeepingUp() {
+	for e.dispatcher.backlog() > dispatcherQueue/2 || len(e.outputs) > maxOutputBatch {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-e.ctx.Done():
+			return
+		}
+	}
+}
+
 // writeOutputs is the engine's one writer: it takes whatever outputs are
 // waiting, up to maxOutputBatch observations, and stores them in one
 // write, in the order the actors sent them. It ends when Shutdown closes
 // the queue, after the last outputs are stored.
 func (e *Engine) writeOutputs() {
 	defer close(e.writerDone)
-	// The batcher's transaction size (pipeline.BatcherConfig.MaxBatch):
-	// a larger write is one transaction of its own, which source writes
-	// queue behind. At a minute boundary 100,000 every_minute datapoints
-	// output at once; in writes of 50,000, ingestion stalled while they
-	// committed (the 100,000 mix: the lowest 1-s input rate after the
-	// boundary 2 % of the rate before).
-	const maxOutputBatch = 10_000
 	for first := range e.outputs {
 		// This goroutine is the only receiver: what len reports waiting
 		// is there to take, even once the channel is closed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -26,7 +27,7 @@ func TestTickClockSendsEachTickOnItsBoundary(t *testing.T) {
 			defer mu.Unlock()
 			// Which actor, for which boundary, sent how long after the start.
 			got = append(got, fmt.Sprintf("%s@%s+%s", pid.Id, tk.at.Sub(start), time.Since(start)))
-		})
+		}, func() {}, 0)
 		pid := func(id string) *actor.PID { return &actor.PID{Id: id} }
 		c.wake(pid("a"), start.Add(time.Minute))
 		c.wake(pid("b"), start.Add(time.Minute))
@@ -49,6 +50,37 @@ func TestTickClockSendsEachTickOnItsBoundary(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("ticks %v, want %v (f and g: after the stop)", got, want)
+		}
+	})
+}
+
+// A boundary's ticks go out in tranches, each once the engine keeps up
+// with the one before (pace returns), and a stop ends them between two
+// tranches.
+func TestTickClockPacesABoundarysTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int64
+		keepUp := make(chan struct{})
+		c := newTickClock(time.Now, func(*actor.PID, *tick) { sent.Add(1) }, func() { <-keepUp }, 0)
+		at := time.Now().Add(time.Minute)
+		for i := range 3 * tickTranche {
+			c.wake(&actor.PID{Id: fmt.Sprint(i)}, at)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := sent.Load(); n != tickTranche {
+			t.Fatalf("%d ticks sent while the engine was behind, want the first tranche of %d", n, tickTranche)
+		}
+		keepUp <- struct{}{}
+		synctest.Wait()
+		if n := sent.Load(); n != 2*tickTranche {
+			t.Fatalf("%d ticks sent once the engine kept up once, want two tranches, %d", n, 2*tickTranche)
+		}
+		c.stop()
+		keepUp <- struct{}{}
+		synctest.Wait()
+		if n := sent.Load(); n != 2*tickTranche {
+			t.Errorf("%d ticks sent after the stop, want none more than %d", n, 2*tickTranche)
 		}
 	})
 }

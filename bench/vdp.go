@@ -46,9 +46,15 @@ type VDPOptions struct {
 	// ResumeConcurrency is Resume's concurrency in the mix's restart;
 	// default bdp serve's, actors.DefaultResumeConcurrency.
 	ResumeConcurrency int
+	// TickRate is the engines' actors.EngineConfig.TickRate; 0 for the
+	// default.
+	TickRate int
 	// NoBurst leaves out the mix's minute burst, which feeds through two
 	// minute boundaries (at least 2 minutes).
 	NoBurst bool
+	// OnlyBurst runs the minute burst alone, without the mix before it:
+	// the way to measure a change to timed triggers in minutes.
+	OnlyBurst bool
 
 	Progress    io.Writer // progress lines; nil for none
 	CPUProfile  io.Writer // if set, a CPU profile of the feed and drain

@@ -118,13 +118,18 @@ func minuteBurst(ctx context.Context, rig *vdpRig, opts VDPOptions, progress fun
 		if r := counts.ratio(b); minRatio < 0 || r < minRatio {
 			minRatio = r
 		}
+		progress("burst: boundary %s: inputs stored in each 0.5 s from 1 s before it: %v", b.Format("15:04:05"), counts.rates(b.Add(-time.Second), 500*time.Millisecond, 14))
 	}
+	// The same measure half-way between the boundaries, where nothing
+	// fires: how far ingestion dips on this machine without a burst.
+	quiet := counts.ratio(boundaries[0].Add(30 * time.Second))
 	samples := taps.take()
 	p50, p99 := quantileMS(samples, 0.50), quantileMS(samples, 0.99)
-	progress("burst: output p50 %.0f ms, p99 %.0f ms after the boundary over %d samples; ingestion at least %.2f of its rate",
-		p50, p99, len(samples), minRatio)
+	progress("burst: output p50 %.0f ms, p99 %.0f ms after the boundary over %d samples; ingestion at least %.2f of its rate (%.2f without a burst)",
+		p50, p99, len(samples), minRatio, quiet)
 	return map[string]any{"burst_vdps": n, "minute_burst_p50_ms": round(p50), "minute_burst_p99_ms": round(p99),
 		"minute_burst_samples": len(samples), "ingest_min_ratio_burst": round(minRatio),
+		"ingest_min_ratio_quiet": round(quiet),
 		"burst_feed_s": round(time.Since(began).Seconds())}, nil
 }
 
@@ -235,6 +240,18 @@ func (c *countSamples) valueAt(t time.Time) float64 {
 	t0, t1 := c.at[i-1], c.at[i]
 	f := float64(t.Sub(t0)) / float64(t1.Sub(t0))
 	return c.value[i-1] + f*(c.value[i]-c.value[i-1])
+}
+
+// rates are the counts of n intervals of the given length from from.
+func (c *countSamples) rates(from time.Time, every time.Duration, n int) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]int, n)
+	for i := range out {
+		t := from.Add(time.Duration(i) * every)
+		out[i] = int(c.valueAt(t.Add(every)) - c.valueAt(t))
+	}
+	return out
 }
 
 // ratio is the lowest 1-s rate beginning in the burstAfter after b over

@@ -47,6 +47,9 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 		return nil, err
 	}
 	defer rig.close()
+	if opts.OnlyBurst {
+		return minuteBurst(ctx, rig, opts, progress)
+	}
 	names := make([]string, l.sources)
 	for i := range names {
 		names[i] = mixSourceName(i)

@@ -29,11 +29,12 @@ type vdpRig struct {
 	reads   *actors.ReadBatcher // the engines' history reads, batched as in bdp serve
 	now     time.Time           // when the pipeline was made
 	log     *slog.Logger
+	ticks   int      // the engines' TickRate
 	stops   []func() // run in reverse by close
 }
 
 func newVDPRig(ctx context.Context, opts VDPOptions, progress func(string, ...any)) (_ *vdpRig, err error) {
-	r := &vdpRig{log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	r := &vdpRig{log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), ticks: opts.TickRate}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -90,7 +91,7 @@ func (r *vdpRig) close() {
 // newEngine makes an engine over the rig's pipeline, logging warnings
 // and worse only; a scenario that restarts makes another.
 func (r *vdpRig) newEngine(history actors.SourceReader) (*actors.Engine, error) {
-	return actors.New(actors.EngineConfig{Sink: r.batcher, Router: r.router, History: history, Log: r.log})
+	return actors.New(actors.EngineConfig{Sink: r.batcher, Router: r.router, History: history, Log: r.log, TickRate: r.ticks})
 }
 
 // vdpProject makes the company and project everything belongs to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -38,13 +39,20 @@ func runVDP(ctx context.Context, args []string) (_ map[string]any, err error) {
 	fs.IntVar(&o.History, "history", 10, "mix: stored observations per source before the datapoints start")
 	fs.DurationVar(&o.Down, "down", 3*time.Second, "mix: how long the feed goes on while the engine is stopped for the restart")
 	fs.IntVar(&o.ResumeConcurrency, "resume-concurrency", actors.DefaultResumeConcurrency, "mix: datapoints Resume starts at once (bdp serve's BDP_RESUME_CONCURRENCY)")
-	burst := fs.Bool("burst", true, "mix: run the minute burst (every_minute datapoints through two minute boundaries, about 3 minutes)")
+	fs.IntVar(&o.TickRate, "tick-rate", actors.DefaultTickRate, "timed-trigger ticks a second at most at one boundary (bdp serve's BDP_TICK_RATE)")
+	burst := fs.String("burst", "on", "mix: on, off or only: the minute burst (every_minute datapoints through two minute boundaries, about 3 minutes) after the mix, not at all, or alone")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the feed and drain to this file")
 	mem := fs.String("memprofile", "", "write a heap profile, taken once all datapoints run, to this file, and one at the end of the feed to FILE.feed")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	o.Progress, o.NoBurst = os.Stderr, !*burst
+	switch *burst {
+	case "on", "off", "only":
+		o.NoBurst, o.OnlyBurst = *burst == "off", *burst == "only"
+	default:
+		return nil, fmt.Errorf("vdp: -burst is on, off or only, not %q", *burst)
+	}
+	o.Progress = os.Stderr
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer

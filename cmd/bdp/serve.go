@@ -98,7 +98,7 @@ func runServe(ctx context.Context) error {
 	reads := actors.NewReadBatcher(st)
 	defer reads.Close() // deferred before the engine's Shutdown, so it runs after it
 	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
-		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg,
+		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg, TickRate: cfg.TickRate,
 		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
 		return err
