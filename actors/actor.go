@@ -80,7 +80,7 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		a.release()
 	case *delivery:
 		if a.calc != nil {
-			a.deliver(m)
+			a.deliver(ctx, m)
 		}
 	case windowBytesQuery:
 		var n int64
@@ -266,7 +266,7 @@ func liveFrom(streams []*stream, from time.Time) time.Time {
 	return from
 }
 
-func (a *vdpActor) deliver(m *delivery) {
+func (a *vdpActor) deliver(ctx actor.Context, m *delivery) {
 	for _, p := range a.pins {
 		if p.DataPointID != m.dataPointID {
 			continue
@@ -275,9 +275,30 @@ func (a *vdpActor) deliver(m *delivery) {
 			if o.Time.UnixMicro() <= p.loadedTo {
 				continue // already in the history read at start
 			}
+			a.fireLate(ctx, o.Time)
 			out, ok := a.calc.Observe(p.Pin, Point{Time: o.Time, Value: o.Value})
 			a.write(out, ok)
 		}
+	}
+}
+
+// fireLate fires the boundary the actor waits for when an observation
+// stamped after it comes first: the boundary has passed on the clock but
+// its tick is late (the clock paces a boundary's ticks, and mailboxes
+// queue). A boundary fires after every observation stamped at or before
+// it and before any stamped after it, as a recompute orders them; taken
+// first, the later observation would be in the windows and emitted
+// values the tick reads. Data stamped ahead of the clock fires nothing
+// early.
+func (a *vdpActor) fireLate(ctx actor.Context, t time.Time) {
+	for a.nextTick != 0 && t.UnixNano() > a.nextTick {
+		b := time.Unix(0, a.nextTick).UTC()
+		if a.engine.cfg.Now().Before(b) {
+			return
+		}
+		out, ok := a.calc.Tick(b)
+		a.write(out, ok)
+		a.schedule(ctx, b)
 	}
 }
 

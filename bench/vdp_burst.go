@@ -130,7 +130,7 @@ func minuteBurst(ctx context.Context, rig *vdpRig, opts VDPOptions, progress fun
 	return map[string]any{"burst_vdps": n, "minute_burst_p50_ms": round(p50), "minute_burst_p99_ms": round(p99),
 		"minute_burst_samples": len(samples), "ingest_min_ratio_burst": round(minRatio),
 		"ingest_min_ratio_quiet": round(quiet),
-		"burst_feed_s": round(time.Since(began).Seconds())}, nil
+		"burst_feed_s":           round(time.Since(began).Seconds())}, nil
 }
 
 // runFeed runs feedPaced with the mix's feed in the background until stop
