@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -37,11 +38,13 @@ import (
 // to three times its live size between collections instead of two.
 const serveGCPercent = 200
 
-// runServe runs the platform until ctx ends (SIGINT or SIGTERM), then shuts
-// down in order: stop accepting and drain requests, close the MQTT broker,
-// stop the engine and the pipeline, close the pool, stop the managed
-// database.
-func runServe(ctx context.Context) error {
+// runServe runs the platform until ctx ends (SIGINT or SIGTERM) or the
+// HTTP server fails. It reads in three steps: start the parts, each
+// recorded with its stop (parts, lifecycle.go); run, an oklog/run group
+// of what runs until the end (HTTP, the resume of virtual datapoints, the
+// signal); then stop the parts in the reverse order of their start,
+// within BDP_SHUTDOWN_TIMEOUT, and close the database last.
+func runServe(ctx context.Context) (err error) {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("bad configuration:\n%w", err)
@@ -54,14 +57,68 @@ func runServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	// The object store of the file routes. Stopped after the HTTP server has
-	// drained (deferred before it returns), before the database closes.
-	objects, objectAddrs, stopFiles, err := startFiles(ctx, cfg, log)
+	running := &parts{log: log}
+	defer func() {
+		running.stop(cfg.ShutdownTimeout)
+		closeDB()
+	}()
+	app, err := startParts(ctx, cfg, st, running, log)
 	if err != nil {
 		return err
 	}
-	defer stopFiles()
+
+	var g run.Group
+	// The signal: the group runs until ctx ends, or until another member
+	// returns first.
+	sigCtx, endSig := context.WithCancel(ctx)
+	g.Add(func() error { <-sigCtx.Done(); return nil }, func(error) { endSig() })
+	// HTTP: serves until the group ends, then drains the requests in
+	// flight, within BDP_SHUTDOWN_TIMEOUT.
+	g.Add(func() error {
+		if err := app.http.Serve(app.listener); err != nil {
+			return fmt.Errorf("http server stopped: %w", err)
+		}
+		return nil
+	}, func(error) {
+		log.Info("shutting down", slog.Duration("timeout", cfg.ShutdownTimeout))
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := app.http.Shutdown(sctx); err != nil {
+			log.Warn("http shutdown incomplete", slog.Any("error", err))
+		}
+	})
+	// Virtual datapoints resume while the platform serves: a long refill
+	// holds up neither requests nor ingestion. The group waits for it to
+	// return, before the engine stops.
+	resumeCtx, stopResume := context.WithCancel(context.Background())
+	g.Add(func() error {
+		if err := actors.Resume(resumeCtx, app.engine, st, log, cfg.ResumeConcurrency); err != nil && resumeCtx.Err() == nil {
+			log.Error("resume virtual datapoints", slog.Any("error", err))
+		}
+		<-resumeCtx.Done() // done resuming is no reason to shut down
+		return nil
+	}, func(error) { stopResume() })
+	return g.Run()
+}
+
+// serving is what runServe's run group needs of the started parts.
+type serving struct {
+	http     *bdphttp.Server
+	listener net.Listener
+	engine   *actors.Engine
+}
+
+// startParts starts the platform's parts in the order they depend on each
+// other, recording each with its stop in running, and returns the HTTP
+// server with its listener (bound, not yet serving) and the engine. On an
+// error, what started is in running for the caller to stop.
+func startParts(ctx context.Context, cfg config, st *store.Store, running *parts, log *slog.Logger) (serving, error) {
+	// The object store of the file routes.
+	objects, objectAddrs, stopFiles, err := startFiles(ctx, cfg, log)
+	if err != nil {
+		return serving{}, err
+	}
+	running.addFunc("object store", stopFiles)
 	fileStore := files.NewService(st, objects, log)
 	// Before HTTP serves: what a crash left between the object store and
 	// the file rows. A failure is logged, not fatal: every step leaves
@@ -75,35 +132,37 @@ func runServe(ctx context.Context) error {
 	secret := cfg.TokenSecret
 	if secret == nil {
 		if secret, err = st.Secret(ctx, "token_signing_key", randomBytes32); err != nil {
-			return fmt.Errorf("load token signing key: %w", err)
+			return serving{}, fmt.Errorf("load token signing key: %w", err)
 		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	// The pipeline stops after everything that writes to it, once every
+	// accepted write is answered.
 	ingest, router, stopIngest, err := startPipeline(ctx, st, reg, log)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer stopIngest()
+	running.addFunc("pipeline", stopIngest)
 	if len(cfg.KafkaBrokers) > 0 {
 		stopKafka, err := startKafka(cfg, st, ingest, reg, log)
 		if err != nil {
-			return err
+			return serving{}, err
 		}
-		defer stopKafka() // deferred after stopIngest, so it runs before it
+		running.addFunc("kafka ingestion", stopKafka)
 	}
 	// The window refills of actors that start together (a resume starts
 	// every running one) are read in batches, not one query each.
 	reads := actors.NewReadBatcher(st)
-	defer reads.Close() // deferred before the engine's Shutdown, so it runs after it
+	running.addFunc("history reads", reads.Close)
 	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
 		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg, TickRate: cfg.TickRate,
 		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer engine.Shutdown(context.Background()) // first of the deferred: actors stop before the pipeline
+	running.add("virtual datapoints", engine.Shutdown)
 
 	// HTTP and MQTT share the hasher (one bound on concurrent hashes) and
 	// the login throttle (one count of failures per address).
@@ -111,25 +170,25 @@ func runServe(ctx context.Context) error {
 	throttle, err := auth.NewThrottle(auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures,
 		AddressFailures: cfg.LoginAddressFailures, Window: cfg.LoginFailureWindow})
 	if err != nil {
-		return err
+		return serving{}, err
 	}
 	broker, stopMQTT, err := startMQTT(ctx, cfg, mqttParts{store: st, ingest: ingest, router: router, hasher: hasher,
 		throttle: throttle, registry: reg, log: log})
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer stopMQTT() // after the HTTP server has drained (below), before the engine and the pipeline stop
+	running.addFunc("mqtt", stopMQTT)
 	setpoints, stopEdge, err := startEdge(ctx, st, broker, ingest, reg, log)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer stopEdge() // after the HTTP server has drained, before the broker closes
+	running.addFunc("edge connections", stopEdge)
 	// Devices' crash, reload, reset and recovery events into the apps' logs.
 	deviceEvents, err := edge.StartEventLog(broker, st, log)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer deviceEvents.Close()
+	running.addFunc("device event log", deviceEvents.Close)
 
 	// An external broker keeps passwords of its own: the MQTT user routes
 	// hand each new one over (mqtt.External.SetPassword).
@@ -138,43 +197,42 @@ func runServe(ctx context.Context) error {
 		mqttPasswords = ext
 	}
 	if cfg.EdgeSimulator {
-		stopEdgeSims := startEdgeSimulators(st, hasher, mqttPasswords, edgeSimBroker(cfg, broker.Addresses()), log)
-		defer stopEdgeSims() // before the broker closes
+		running.addFunc("edge simulators", startEdgeSimulators(st, hasher, mqttPasswords, edgeSimBroker(cfg, broker.Addresses()), log))
 	}
 	// The analytics catalog of this release, persisted by alphanumeric id
 	// so its numeric ids stay what earlier starts gave them.
 	components, err := analytics.LoadCatalog(ctx, st)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
 	stopAnalytics, err := startAnalytics(cfg, st, components, reg, log)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer stopAnalytics() // before the database closes; runs cut short go back to the queue
+	running.addFunc("analytics", stopAnalytics) // runs cut short go back to the queue
 	ctrl, stopControls, err := startControls(st, components, setpoints, broker, router, reg, log)
 	if err != nil {
-		return err
+		return serving{}, err
 	}
-	defer stopControls() // before the edge connections close
+	running.addFunc("controls apps", stopControls)
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
 		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Files: fileStore})
 	if err != nil {
-		return err
+		return serving{}, err
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return fmt.Errorf("listen on BDP_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
+		return serving{}, fmt.Errorf("listen on BDP_HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
 	addrs := broker.Addresses()
 	addrs["http"] = ln.Addr().String()
 	maps.Copy(addrs, objectAddrs)
 	if err := writeAddresses(cfg.DataDir, addrs); err != nil {
 		ln.Close()
-		return err
+		return serving{}, err
 	}
 	log.Info("bdp serving", slog.String("http", "http://"+ln.Addr().String()), slog.Any("mqtt", broker.Addresses()), slog.String("version", version),
 		slog.Bool("operator_api", cfg.OperatorToken != ""))
@@ -182,34 +240,7 @@ func runServe(ctx context.Context) error {
 		log.Info("no company yet: create the first one with `"+firstCompanyHint+"` (same BDP_* environment, while bdp serve runs or not); it prints the admin's password",
 			slog.String("command", firstCompanyHint))
 	}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	// Virtual datapoints resume while the platform serves: a long refill
-	// holds up neither requests nor ingestion. Deferred after the engine's
-	// Shutdown, so it runs before it.
-	resumeCtx, stopResume := context.WithCancel(ctx)
-	resumed := make(chan struct{})
-	go func() {
-		defer close(resumed)
-		if err := actors.Resume(resumeCtx, engine, st, log, cfg.ResumeConcurrency); err != nil && resumeCtx.Err() == nil {
-			log.Error("resume virtual datapoints", slog.Any("error", err))
-		}
-	}()
-	defer func() { stopResume(); <-resumed }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("http server stopped: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", slog.Duration("timeout", cfg.ShutdownTimeout))
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown incomplete", slog.Any("error", err))
-	}
-	<-served
-	return nil
+	return serving{http: srv, listener: ln, engine: engine}, nil
 }
 
 // openDatabase connects to BDP_DATABASE_URL or starts the managed cluster,
@@ -260,7 +291,18 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*store.Sto
 		return nil, nil, err
 	}
 	log.Info("database ready", slog.Int64("schema_version", v))
-	return st, func() { st.Close(); stopCluster() }, nil
+	return st, func() {
+		// The pool waits for its connections to come back; one that a part
+		// left behind at shutdown holds is cut by the cluster's stop.
+		closed := make(chan struct{})
+		go func() { defer close(closed); st.Close() }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			log.Error("database connections still in use after 10 s; closing regardless")
+		}
+		stopCluster()
+	}, nil
 }
 
 func runMigrate(ctx context.Context) error {
