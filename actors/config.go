@@ -3,7 +3,6 @@ package actors
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -248,54 +247,9 @@ func decodeObject(field string, raw json.RawMessage, dst any) error {
 	return nil
 }
 
-// jsonError says what is wrong with a JSON value in the client's terms,
-// the field with the JSON types wanted and given, never Go's types.
+// jsonError says what is wrong with a JSON value in the client's terms.
 func jsonError(field string, err error) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		if te.Field != "" {
-			field += "." + te.Field
-		}
-		return fault.Invalidf("%s: want %s, got %s", field, jsonType(te.Type), jsonValue(te.Value))
-	case errors.As(err, &se):
-		return fault.Invalidf("%s: malformed JSON at offset %d", field, se.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fault.Invalidf("%s: malformed JSON: unexpected end", field)
-	}
-	return fault.Invalidf("%s: malformed JSON", field)
-}
-
-// jsonType names the JSON type a Go type decodes from.
-func jsonType(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	}
-	return "a number"
-}
-
-// jsonValue names the JSON type of UnmarshalTypeError.Value ("array",
-// "bool", "number 1e999", ...).
-func jsonValue(v string) string {
-	kind, _, _ := strings.Cut(v, " ")
-	switch kind {
-	case "array", "object":
-		return "an " + kind
-	case "bool":
-		return "a boolean"
-	}
-	return "a " + kind
+	return fault.Invalidf("%s", codec.JSONProblem(field, err))
 }
 
 // parseCount accepts an integer or a numeric string (api.md 2.11).

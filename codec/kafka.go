@@ -78,30 +78,7 @@ func decodeKafkaJSON(value []byte, dst []KafkaObservation) ([]KafkaObservation, 
 	}
 }
 
-func kafkaJSONError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON: %v", err)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, kafkaJSONType(te.Type.Kind().String()), te.Value)
-		}
-		return fmt.Errorf("want an observation object or an array of them, got a JSON %s", te.Value)
-	}
-	return err
-}
-
-func kafkaJSONType(kind string) string {
-	switch kind {
-	case "struct":
-		return "an object"
-	case "slice":
-		return "an array"
-	}
-	return kind
-}
+func kafkaJSONError(err error) error { return errors.New(JSONProblem("", err)) }
 
 // kafkaJSONObservation is the JSON form of an observation; each field
 // remembers whether it was present.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // Influx line protocol is the other payload a publish for ingestion may
@@ -102,7 +104,7 @@ func parseLine(line []byte, dataPointID string, now time.Time) (TimeValue, error
 			return TimeValue{}, errors.New("a field must be key=value")
 		}
 		if key != "value" {
-			return TimeValue{}, fmt.Errorf("field %q: the only field is value", clipText(key))
+			return TimeValue{}, fmt.Errorf("field %q: the only field is value", fault.Clip(key))
 		}
 		if hasValue {
 			return TimeValue{}, errors.New("field value is given twice")

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // MQTT topics and payloads of live data (decisions.md 6):
@@ -106,7 +107,7 @@ func ParseDatapointTopic(topic string) (projectID int64, dataPointID string, err
 	}
 	projectID, err = strconv.ParseInt(pid, 10, 64)
 	if err != nil || projectID <= 0 || strconv.FormatInt(projectID, 10) != pid {
-		return 0, "", fmt.Errorf("topic's project id %q is not a positive integer", clipText(pid))
+		return 0, "", fmt.Errorf("topic's project id %q is not a positive integer", fault.Clip(pid))
 	}
 	if level == "" {
 		return 0, "", errors.New("topic names no dataPointID")
@@ -162,12 +163,12 @@ func decodeObservationsJSON(payload []byte) ([]TimeValue, error) {
 	case '{':
 		var one mqttObservation
 		if err := dec.Decode(&one); err != nil {
-			return nil, fmt.Errorf("payload is not an observation object: %s", jsonProblem(err))
+			return nil, fmt.Errorf("payload is not an observation object: %s", JSONProblem("", err))
 		}
 		items = []mqttObservation{one}
 	case '[':
 		if err := dec.Decode(&items); err != nil {
-			return nil, fmt.Errorf("payload is not an array of observation objects: %s", jsonProblem(err))
+			return nil, fmt.Errorf("payload is not an array of observation objects: %s", JSONProblem("", err))
 		}
 		if len(items) == 0 {
 			return nil, errors.New("payload is an empty array")
@@ -204,7 +205,7 @@ func (o mqttObservation) decode() (TimeValue, error) {
 	if len(o) > 2 {
 		for k := range o {
 			if k != "time" && k != "value" {
-				return TimeValue{}, fmt.Errorf(`unknown field %q; only "time" and "value" are allowed`, clipText(k))
+				return TimeValue{}, fmt.Errorf(`unknown field %q; only "time" and "value" are allowed`, fault.Clip(k))
 			}
 		}
 	}
@@ -214,7 +215,7 @@ func (o mqttObservation) decode() (TimeValue, error) {
 	}
 	t, err := ParseRFC3339(ts)
 	if err != nil {
-		return TimeValue{}, fmt.Errorf("time %q is not RFC 3339", clipText(ts))
+		return TimeValue{}, fmt.Errorf("time %q is not RFC 3339", fault.Clip(ts))
 	}
 	if len(rawValue) == 0 || !(rawValue[0] == '-' || rawValue[0] >= '0' && rawValue[0] <= '9') {
 		return TimeValue{}, errors.New("value must be a JSON number")
@@ -224,33 +225,4 @@ func (o mqttObservation) decode() (TimeValue, error) {
 		return TimeValue{}, errors.New("value is out of the range of a 64-bit float")
 	}
 	return TimeValue{Time: t, Value: v}, nil
-}
-
-// jsonProblem turns a decoding error into a short reason that holds no
-// part of the input beyond a field name.
-func jsonProblem(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
-	case errors.As(err, &typ):
-		return fmt.Sprintf("field %q has the wrong type", typ.Field)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON ends early"
-	}
-	return "invalid JSON"
-}
-
-// clipText keeps error texts short whatever the input was.
-func clipText(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -96,7 +96,7 @@ func TestDecodeObservations(t *testing.T) {
 		{`{"time":"2026-11-24T06:00:00Z","value":1e999}`, "range"},
 		{`{"time":"2026-11-24T06:00:00Z","value":1,"unit":"K"}`, "unknown field"},
 		{`{"time":"2026-11-24T06:00:00Z","value":1}{}`, "after its JSON"},
-		{`{"time":"2026-11-24T06:00:00Z","value":1`, "ends early"},
+		{`{"time":"2026-11-24T06:00:00Z","value":1`, "unexpected end"},
 		{`[]`, "empty array"},
 		{`[{"time":"2026-11-24T06:00:00Z","value":1},{"time":"x","value":1}]`, "observation 1"},
 		{huge, "at most 10000"},

@@ -158,7 +158,7 @@ func ParseConfig(algorithmName, component string, body []byte, aliveTimeout int,
 		}
 		for name, raw := range in.Params {
 			if name != pin {
-				return AppConfig{}, fault.Invalidf("setpoint_writing_params: algorithm %s on %s writes pin %s only, not %q", algorithmName, component, pin, clip(name))
+				return AppConfig{}, fault.Invalidf("setpoint_writing_params: algorithm %s on %s writes pin %s only, not %q", algorithmName, component, pin, fault.Clip(name))
 			}
 			p := WriteParams{Priority: DefaultPriority}
 			dec := json.NewDecoder(bytes.NewReader(raw))
@@ -179,12 +179,4 @@ func ParseConfig(algorithmName, component string, body []byte, aliveTimeout int,
 		cfg.SetpointWritingParams = map[string]WriteParams{pin: {Priority: DefaultPriority}}
 	}
 	return cfg, nil
-}
-
-// clip shortens a user's text for an error message.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -147,7 +147,7 @@ func scheduleOf(attrs map[string]string) (*Schedule, error) {
 	if v, ok := attrs[AttrScheduleDefault]; ok {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fault.Invalidf("attribute %s must be a finite number, got %q", AttrScheduleDefault, clip(v))
+			return nil, fault.Invalidf("attribute %s must be a finite number, got %q", AttrScheduleDefault, fault.Clip(v))
 		}
 		def = &f
 	}
@@ -197,7 +197,7 @@ func curveOf(attrs map[string]string) (c Curve, missing string, err error) {
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return c, missing, fault.Invalidf("attribute %s must be a finite number, got %q", a.key, clip(v))
+			return c, missing, fault.Invalidf("attribute %s must be a finite number, got %q", a.key, fault.Clip(v))
 		}
 		*a.dst = f
 	}

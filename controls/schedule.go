@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // ScheduleEntry is one weekly entry of a component's setpoint_schedule
@@ -106,7 +108,7 @@ func loadZone(zone string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q is not an IANA time zone (such as Europe/Berlin)", AttrScheduleTimezone, clip(zone))
+		return nil, fmt.Errorf("%s %q is not an IANA time zone (such as Europe/Berlin)", AttrScheduleTimezone, fault.Clip(zone))
 	}
 	return loc, nil
 }

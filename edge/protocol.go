@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // Topics. A device's MQTT user edge-{project_id} has rights on edge/{project_id}/#.
@@ -172,13 +174,6 @@ func bad(format string, args ...any) error {
 
 var referencePattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
-}
-
 func checkID(what, id string) error {
 	if id == "" {
 		return bad("%s missing", what)
@@ -205,7 +200,7 @@ func checkFinite(what string, v *float64) error {
 
 func checkReference(ref string) error {
 	if !referencePattern.MatchString(ref) {
-		return bad("reference %q is not a uuid", clip(ref))
+		return bad("reference %q is not a uuid", fault.Clip(ref))
 	}
 	return nil
 }
@@ -265,7 +260,7 @@ func (r Request) Validate() error {
 	case "":
 		return bad("operation missing")
 	default:
-		return bad("unknown operation %q", clip(r.Operation))
+		return bad("unknown operation %q", fault.Clip(r.Operation))
 	}
 	return r.checkFieldsOfOperation()
 }
@@ -324,7 +319,7 @@ func (r Response) Validate() error {
 	case "":
 		return bad("status missing")
 	default:
-		return bad("unknown status %q", clip(r.Status))
+		return bad("unknown status %q", fault.Clip(r.Status))
 	}
 	if err := checkText("error", r.Error); err != nil {
 		return err
@@ -386,7 +381,7 @@ func (a Alive) Validate() error {
 		switch e.Kind {
 		case EventCrash, EventReload, EventReset, EventRecovered:
 		default:
-			return bad("events[%d]: unknown kind %q", i, clip(e.Kind))
+			return bad("events[%d]: unknown kind %q", i, fault.Clip(e.Kind))
 		}
 		if e.Kind != EventCrash {
 			if err := checkID(fmt.Sprintf("events[%d].app_id", i), e.AppID); err != nil {
@@ -454,14 +449,14 @@ func checkValuesPresent(payload []byte, n int) error {
 	}
 	if payload[0] == '[' {
 		if err := json.Unmarshal(payload, &withValue); err != nil {
-			return bad("%s", clip(err.Error()))
+			return bad("%s", fault.Clip(err.Error()))
 		}
 	} else {
 		withValue = make([]struct {
 			Value json.RawMessage `json:"value"`
 		}, 1)
 		if err := json.Unmarshal(payload, &withValue[0]); err != nil {
-			return bad("%s", clip(err.Error()))
+			return bad("%s", fault.Clip(err.Error()))
 		}
 	}
 	for i := 0; i < n && i < len(withValue); i++ {

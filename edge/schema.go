@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // Schemas holds the JSON schema of every message (docs/edge-protocol.md):
@@ -178,12 +180,12 @@ func checkString(s map[string]any, str string, path string) error {
 			return fmt.Errorf("edge: schema pattern %q: %w", p, err)
 		}
 		if !re.MatchString(str) {
-			return fmt.Errorf("%s: %q does not match %s", path, clip(str), p)
+			return fmt.Errorf("%s: %q does not match %s", path, fault.Clip(str), p)
 		}
 	}
 	if f, ok := s["format"].(string); ok && f == "date-time" {
 		if _, err := time.Parse(time.RFC3339Nano, str); err != nil {
-			return fmt.Errorf("%s: %q is not an RFC 3339 date-time", path, clip(str))
+			return fmt.Errorf("%s: %q is not an RFC 3339 date-time", path, fault.Clip(str))
 		}
 	}
 	return nil
@@ -192,7 +194,7 @@ func checkString(s map[string]any, str string, path string) error {
 func checkNumber(s map[string]any, n json.Number, path string) error {
 	f, err := n.Float64()
 	if err != nil || math.IsInf(f, 0) {
-		return fmt.Errorf("%s: %s is not a finite number", path, clip(n.String()))
+		return fmt.Errorf("%s: %s is not a finite number", path, fault.Clip(n.String()))
 	}
 	if m, ok := s["minimum"].(float64); ok && f < m {
 		return fmt.Errorf("%s: %v below %v", path, f, m)

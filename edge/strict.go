@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // The rules here make the decoders as strict as the schemas in
@@ -45,7 +47,7 @@ func decodeStrict(payload []byte, v any, unknown unknownFields) error {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(v); err != nil {
-		return bad("%s", clip(err.Error()))
+		return bad("%s", fault.Clip(err.Error()))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return bad("trailing data after the JSON value")
@@ -87,7 +89,7 @@ func checkNulls(v any, path string, unknown unknownFields) error {
 				if unknown == ignoreUnknown && !knownInAnotherCase(k) {
 					continue
 				}
-				return bad("unknown field %q at %s (names are case-sensitive)", clip(k), path)
+				return bad("unknown field %q at %s (names are case-sensitive)", fault.Clip(k), path)
 			}
 			val := x[k]
 			if val == nil {
@@ -136,7 +138,7 @@ func generic(payload []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, bad("%s", clip(err.Error()))
+		return nil, bad("%s", fault.Clip(err.Error()))
 	}
 	return v, nil
 }

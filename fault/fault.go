@@ -9,13 +9,15 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Kind says what went wrong from the client's point of view.
 type Kind int
 
-// The kinds. Adding one means adding its status code to the table in
-// http/errors.go; a test there fails until you do.
+// The kinds. A kind added here is in Kinds by construction; its name goes
+// in kindNames and its status code in http/errors.go's table, and a test
+// of each package fails until it is there.
 const (
 	Internal        Kind = iota // a bug or an outage; never the client's fault
 	Invalid                     // malformed or invalid input
@@ -27,34 +29,30 @@ const (
 	Unprocessable               // a conversion that cannot be done
 	Unavailable                 // a dependency is down; try again later
 	Throttled                   // too many failed logins; try again after a wait
+
+	kindCount // not a kind: how many there are; keep it last
 )
 
-// Kinds lists every kind, for exhaustive tests.
-var Kinds = []Kind{Internal, Invalid, Unauthenticated, Forbidden, NotFound, Conflict, TooLarge, Unprocessable, Unavailable, Throttled}
+// Kinds returns every kind, in the order of the constants.
+func Kinds() []Kind {
+	ks := make([]Kind, kindCount)
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+var kindNames = [kindCount]string{
+	Internal: "internal", Invalid: "invalid", Unauthenticated: "unauthenticated", Forbidden: "forbidden",
+	NotFound: "not_found", Conflict: "conflict", TooLarge: "too_large", Unprocessable: "unprocessable",
+	Unavailable: "unavailable", Throttled: "throttled",
+}
 
 func (k Kind) String() string {
-	switch k {
-	case Invalid:
-		return "invalid"
-	case Unauthenticated:
-		return "unauthenticated"
-	case Forbidden:
-		return "forbidden"
-	case NotFound:
-		return "not_found"
-	case Conflict:
-		return "conflict"
-	case TooLarge:
-		return "too_large"
-	case Unprocessable:
-		return "unprocessable"
-	case Unavailable:
-		return "unavailable"
-	case Throttled:
-		return "throttled"
-	default:
-		return "internal"
+	if k < 0 || k >= kindCount {
+		return kindNames[Internal]
 	}
+	return kindNames[k]
 }
 
 // Error is an error with a kind and a message meant for the client.
@@ -125,3 +123,29 @@ func Message(err error) string {
 
 // Is reports whether err has kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
+
+// MaxQuoted is how many characters of a client's input a message quotes.
+const MaxQuoted = 100
+
+// Clip shortens s, a client's input about to be quoted in a message or a
+// log line, to MaxQuoted characters, marking the cut with "…": no answer
+// or log line echoes a large input back.
+func Clip(s string) string { return ClipTo(s, MaxQuoted) }
+
+// ClipTo shortens s to n characters, marking the cut with "…"; it never
+// cuts a character in two.
+func ClipTo(s string, n int) string {
+	if len(s) <= n { // bytes >= characters: nothing to clip
+		return s
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	if i == len(s) {
+		return s
+	}
+	return s[:i] + "…"
+}

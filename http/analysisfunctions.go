@@ -39,7 +39,7 @@ type analysisFunctionEntry struct {
 func (s *Server) listAnalysisFunctions(c *fiber.Ctx, _ *call) (any, error) {
 	lang := c.Query("language")
 	if lang != "" && lang != "en" && lang != "de" {
-		return nil, fault.Invalidf("language %q is not supported: analysis function names are in en and de", clip(lang))
+		return nil, fault.Invalidf("language %q is not supported: analysis function names are in en and de", fault.Clip(lang))
 	}
 	comp, filtered, err := s.queryComponent(c)
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Server) queryComponent(c *fiber.Ctx) (store.CatalogComponent, bool, err
 	if rawID != "" {
 		id, err := strconv.ParseInt(rawID, 10, 64)
 		if err != nil || id <= 0 {
-			return byID, false, fault.Invalidf("component_id must be a positive integer, got %q", clip(rawID))
+			return byID, false, fault.Invalidf("component_id must be a positive integer, got %q", fault.Clip(rawID))
 		}
 		var ok bool
 		if byID, ok = s.components.Component(id); !ok {
@@ -108,12 +108,12 @@ func (s *Server) queryComponent(c *fiber.Ctx) (store.CatalogComponent, bool, err
 	if alnum != "" {
 		var ok bool
 		if byAlnum, ok = s.components.ComponentByAlphanumericID(alnum); !ok {
-			return byAlnum, false, fault.NotFoundf("no component %q (GET /v2/components lists them)", clip(alnum))
+			return byAlnum, false, fault.NotFoundf("no component %q (GET /v2/components lists them)", fault.Clip(alnum))
 		}
 	}
 	switch {
 	case rawID != "" && alnum != "" && byID.ID != byAlnum.ID:
-		return byID, false, fault.Invalidf("component_id %d and component_alphanumeric_id %q name different components", byID.ID, clip(alnum))
+		return byID, false, fault.Invalidf("component_id %d and component_alphanumeric_id %q name different components", byID.ID, fault.Clip(alnum))
 	case rawID != "":
 		return byID, true, nil
 	case alnum != "":

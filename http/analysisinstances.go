@@ -200,7 +200,7 @@ func runTime(c *fiber.Ctx, name string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, raw)
 	if err != nil {
-		return time.Time{}, fault.Invalidf("%s must be an RFC 3339 time such as 2024-03-04T00:00:00Z, got %q", name, clip(raw))
+		return time.Time{}, fault.Invalidf("%s must be an RFC 3339 time such as 2024-03-04T00:00:00Z, got %q", name, fault.Clip(raw))
 	}
 	return t.UTC(), nil
 }

@@ -38,7 +38,7 @@ func (s *Server) resultViewOf(c *fiber.Ctx, cl *call, langParam string) (resultV
 		lang = "en"
 	case "en", "de":
 	default:
-		return resultView{}, fault.Invalidf("%s must be en or de, got %q", langParam, clip(c.Query(langParam)))
+		return resultView{}, fault.Invalidf("%s must be en or de, got %q", langParam, fault.Clip(c.Query(langParam)))
 	}
 	ku, err := s.kpiUnitsOf(c, cl)
 	if err != nil {
@@ -132,11 +132,11 @@ func (s *Server) kpiUnitsOf(c *fiber.Ctx, cl *call) (*kpiUnits, error) {
 	systems := units.Systems()
 	u, known := knownSystem(systems.UnitsSystems, us)
 	if !known {
-		return nil, fault.Invalidf("units_system must be one of %s, got %q", systemIDs(systems.UnitsSystems), clip(us))
+		return nil, fault.Invalidf("units_system must be one of %s, got %q", systemIDs(systems.UnitsSystems), fault.Clip(us))
 	}
 	cur, known := knownSystem(systems.CurrencySystems, cs)
 	if !known {
-		return nil, fault.Invalidf("currency_system must be one of %s, got %q", systemIDs(systems.CurrencySystems), clip(cs))
+		return nil, fault.Invalidf("currency_system must be one of %s, got %q", systemIDs(systems.CurrencySystems), fault.Clip(cs))
 	}
 	ctx := c.UserContext()
 	return &kpiUnits{unitsSystem: u, currencySystem: cur, known: map[string]kpiConversion{},

@@ -159,7 +159,7 @@ func (s *Server) getInstanceResult(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	resultID := c.Params("result_id")
 	if !isUUID(resultID) {
-		return nil, fault.Invalidf("result_id must be a uuid such as 0b6f1c3e-9a4d-4c55-8d0e-2f3b1a7c9e21, got %q", clip(resultID))
+		return nil, fault.Invalidf("result_id must be a uuid such as 0b6f1c3e-9a4d-4c55-8d0e-2f3b1a7c9e21, got %q", fault.Clip(resultID))
 	}
 	r, err := s.store.AnalysisResult(c.UserContext(), cl.ProjectID, instance, resultID)
 	if err != nil {

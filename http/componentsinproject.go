@@ -266,7 +266,7 @@ func (s *Server) cipAttributeDefinition(c *fiber.Ctx, cl *call, cipID int64, key
 		}
 	}
 	return store.AttributeDefinition{}, fault.NotFoundf("component %s has no attribute %q (GET /v2/component/%d/attributeDefinitions lists them)",
-		comp.AlphanumericID, clip(key), componentID)
+		comp.AlphanumericID, fault.Clip(key), componentID)
 }
 
 // attributeValue checks raw against the definition's value_type and
@@ -288,12 +288,12 @@ func attributeValue(def store.AttributeDefinition, raw json.RawMessage) (string,
 			err = json.Unmarshal(raw, &f)
 		}
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return "", fault.Invalidf("attribute %s takes a float value (a number), got %s", def.Key, clip(string(raw)))
+			return "", fault.Invalidf("attribute %s takes a float value (a number), got %s", def.Key, fault.Clip(string(raw)))
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	case "string":
 		if !isString {
-			return "", fault.Invalidf("attribute %s takes a string value, got %s", def.Key, clip(string(raw)))
+			return "", fault.Invalidf("attribute %s takes a string value, got %s", def.Key, fault.Clip(string(raw)))
 		}
 		return text, nil
 	default: // json

@@ -119,7 +119,7 @@ func appIDParam(c *fiber.Ctx) (string, error) {
 		return "", fault.Invalidf("controls_app_id is required")
 	}
 	if !isUUID(id) {
-		return "", fault.Invalidf("controls_app_id must be a uuid, got %q", clip(id))
+		return "", fault.Invalidf("controls_app_id must be a uuid, got %q", fault.Clip(id))
 	}
 	return strings.ToLower(id), nil
 }
@@ -161,15 +161,15 @@ func (s *Server) createControlsApp(c *fiber.Ctx, cl *call) (any, error) {
 	ctx := c.UserContext()
 	cipID, err := strconv.ParseInt(c.Query("componentinproject_id"), 10, 64)
 	if err != nil || cipID <= 0 {
-		return nil, fault.Invalidf("componentinproject_id must be a positive integer, got %q", clip(c.Query("componentinproject_id")))
+		return nil, fault.Invalidf("componentinproject_id must be a positive integer, got %q", fault.Clip(c.Query("componentinproject_id")))
 	}
 	if v := c.Query("variation"); v != "" && v != "default" {
-		return nil, fault.Invalidf("variation %q is unknown: bdp's algorithms have only the default variation", clip(v))
+		return nil, fault.Invalidf("variation %q is unknown: bdp's algorithms have only the default variation", fault.Clip(v))
 	}
 	alive := controls.DefaultAliveTimeout
 	if raw := c.Query("alive_timeout"); raw != "" {
 		if alive, err = strconv.Atoi(raw); err != nil {
-			return nil, fault.Invalidf("alive_timeout must be an integer number of seconds, got %q", clip(raw))
+			return nil, fault.Invalidf("alive_timeout must be an integer number of seconds, got %q", fault.Clip(raw))
 		}
 	}
 	recovery := true
@@ -264,9 +264,9 @@ func parseAppFilter(raw string) (appFilter, error) {
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		switch {
 		case !found || v == "":
-			return nil, fault.Invalidf("filter must be key=value pairs separated by ';', got %q", clip(raw))
+			return nil, fault.Invalidf("filter must be key=value pairs separated by ';', got %q", fault.Clip(raw))
 		case k != "status_code" && k != "algorithm" && k != "component_in_project_id":
-			return nil, fault.Invalidf("filter key %q is unknown: status_code, algorithm or component_in_project_id", clip(k))
+			return nil, fault.Invalidf("filter key %q is unknown: status_code, algorithm or component_in_project_id", fault.Clip(k))
 		}
 		f[k] = append(f[k], v)
 	}
@@ -331,19 +331,19 @@ func (s *Server) controlsAppLogs(c *fiber.Ctx, cl *call) (any, error) {
 			q.MinLevel = lvl
 		}
 	default:
-		return nil, fault.Invalidf("log_level must be info, warning or error, got %q", clip(lvl))
+		return nil, fault.Invalidf("log_level must be info, warning or error, got %q", fault.Clip(lvl))
 	}
 	switch o := c.Query("sort_order"); o {
 	case "", "desc":
 	case "asc":
 		q.Ascending = true
 	default:
-		return nil, fault.Invalidf("sort_order must be asc or desc, got %q", clip(o))
+		return nil, fault.Invalidf("sort_order must be asc or desc, got %q", fault.Clip(o))
 	}
 	for name, dst := range map[string]*time.Time{"start": &q.Start, "end": &q.End} {
 		if raw := c.Query(name); raw != "" {
 			if *dst, err = time.Parse(time.RFC3339Nano, raw); err != nil {
-				return nil, fault.Invalidf("%s must be RFC 3339, got %q", name, clip(raw))
+				return nil, fault.Invalidf("%s must be RFC 3339, got %q", name, fault.Clip(raw))
 			}
 		}
 	}

@@ -30,7 +30,7 @@ func (s *Server) runControlsApp(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	run, err := strconv.ParseBool(c.Query("run"))
 	if err != nil {
-		return nil, fault.Invalidf("query parameter run must be true or false, got %q", clip(c.Query("run")))
+		return nil, fault.Invalidf("query parameter run must be true or false, got %q", fault.Clip(c.Query("run")))
 	}
 	a, err := s.store.ControlsApp(c.UserContext(), cl.ProjectID, id)
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *Server) runControlsApps(c *fiber.Ctx, cl *call) (any, error) {
 	if raw := c.Query("run"); raw != "" {
 		run, err := strconv.ParseBool(raw)
 		if err != nil {
-			return nil, fault.Invalidf("query parameter run must be true or false, got %q", clip(raw))
+			return nil, fault.Invalidf("query parameter run must be true or false, got %q", fault.Clip(raw))
 		}
 		if body.Run != nil && *body.Run != run {
 			return nil, fault.Invalidf("run in the query (%t) and in the body (%t) differ", run, *body.Run)
@@ -166,7 +166,7 @@ func (s *Server) runControlsApps(c *fiber.Ctx, cl *call) (any, error) {
 	seen := map[string]bool{}
 	for _, raw := range body.ControlsAppIDs {
 		if !isUUID(raw) {
-			return nil, fault.Invalidf("controls_app_ids: %q is not a uuid", clip(raw))
+			return nil, fault.Invalidf("controls_app_ids: %q is not a uuid", fault.Clip(raw))
 		}
 		a, err := s.store.ControlsApp(ctx, cl.ProjectID, raw)
 		if err != nil {

@@ -231,7 +231,7 @@ func (b *importBody) checkHeaders(c *fiber.Ctx, limit int, what string) error {
 		return b.tooLarge
 	}
 	if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
-		return fault.Invalidf("Content-Encoding %s is not supported for %s", clip(ce), what)
+		return fault.Invalidf("Content-Encoding %s is not supported for %s", fault.Clip(ce), what)
 	}
 	return nil
 }

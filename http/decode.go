@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -83,46 +84,12 @@ func isInteger(t reflect.Type) bool {
 }
 
 func decodeError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
 	var done *fault.Error
-	switch {
-	case errors.As(err, &done):
+	if errors.As(err, &done) {
 		return err
-	case errors.As(err, &syn):
-		return fault.Invalidf("malformed JSON at offset %d", syn.Offset)
-	case errors.As(err, &typ):
-		if typ.Field == "" {
-			kind := strings.TrimPrefix(strings.TrimPrefix(jsonKind(typ.Type), "an "), "a ")
-			return fault.Invalidf("the body must be a JSON %s", kind)
-		}
-		return fault.Invalidf("field %s: expected %s, got %s", typ.Field, jsonKind(typ.Type), typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fault.Invalidf("malformed JSON: unexpected end of body")
 	}
-	return fault.Invalidf("malformed JSON: %s", err.Error())
+	return fault.Invalidf("%s", codec.JSONProblem("", err))
 }
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if isInteger(t) {
-		return "an integer"
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
-}
-
 func checkRequired(dst any) error {
 	v := reflect.ValueOf(dst).Elem()
 	if v.Kind() != reflect.Struct {

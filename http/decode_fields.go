@@ -184,7 +184,7 @@ func refuseUnknown(body []byte, dst any) error {
 	if takes == "" {
 		takes = "no fields"
 	}
-	return fault.Invalidf("unknown field %q: the object takes %s; nothing was changed", clip(path), takes)
+	return fault.Invalidf("unknown field %q: the object takes %s; nothing was changed", fault.Clip(path), takes)
 }
 
 // decodeWithQuery is decode for the routes that take some body fields as
@@ -212,7 +212,7 @@ func decodeWithQuery(c *fiber.Ctx, dst any, names ...string) error {
 		var v json.RawMessage
 		if t, ok := fields[name]; ok && isInteger(t) {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
-				return fault.Invalidf("query parameter %s must be an integer, got %q", name, clip(raw))
+				return fault.Invalidf("query parameter %s must be an integer, got %q", name, fault.Clip(raw))
 			}
 			v = json.RawMessage(raw)
 		} else {

@@ -18,29 +18,25 @@ import (
 // statusOf maps every fault kind to its status code (decisions.md 3). The
 // switch is exhaustive: errors_test.go fails when a kind is missing.
 func statusOf(k fault.Kind) int {
-	switch k {
-	case fault.Invalid:
-		return fiber.StatusBadRequest
-	case fault.Unauthenticated:
-		return fiber.StatusUnauthorized
-	case fault.Forbidden:
-		return fiber.StatusForbidden
-	case fault.NotFound:
-		return fiber.StatusNotFound
-	case fault.Conflict:
-		return fiber.StatusConflict
-	case fault.TooLarge:
-		return fiber.StatusRequestEntityTooLarge
-	case fault.Unprocessable:
-		return fiber.StatusUnprocessableEntity
-	case fault.Unavailable:
-		return fiber.StatusServiceUnavailable
-	case fault.Throttled:
-		return fiber.StatusTooManyRequests
-	case fault.Internal:
-		return fiber.StatusInternalServerError
+	if s, ok := kindStatus[k]; ok {
+		return s
 	}
 	return fiber.StatusInternalServerError
+}
+
+// kindStatus is the status code of each kind; TestStatusOfEveryKind fails
+// for a kind that is not here.
+var kindStatus = map[fault.Kind]int{
+	fault.Internal:        fiber.StatusInternalServerError,
+	fault.Invalid:         fiber.StatusBadRequest,
+	fault.Unauthenticated: fiber.StatusUnauthorized,
+	fault.Forbidden:       fiber.StatusForbidden,
+	fault.NotFound:        fiber.StatusNotFound,
+	fault.Conflict:        fiber.StatusConflict,
+	fault.TooLarge:        fiber.StatusRequestEntityTooLarge,
+	fault.Unprocessable:   fiber.StatusUnprocessableEntity,
+	fault.Unavailable:     fiber.StatusServiceUnavailable,
+	fault.Throttled:       fiber.StatusTooManyRequests,
 }
 
 // fiberKinds translates the errors fiber itself raises (no route, body too
@@ -127,7 +123,7 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 // out, keeps maxQuoted characters of each quoted part and maxMessage of
 // the whole, so no answer echoes a large input back.
 const (
-	maxQuoted  = 100
+	maxQuoted  = fault.MaxQuoted
 	maxMessage = 400
 )
 
@@ -146,28 +142,9 @@ func clipMessage(msg string) string {
 			if utf8.RuneCountInString(s) <= maxQuoted {
 				return q
 			}
-			return strconv.Quote(clip(s))
+			return strconv.Quote(fault.Clip(s))
 		}
-		return `"` + clip(q[1:len(q)-1]) + `"`
+		return `"` + fault.Clip(q[1:len(q)-1]) + `"`
 	})
-	return clipTo(msg, maxMessage)
-}
-
-// clip shortens s to maxQuoted characters, marking the cut with "…".
-func clip(s string) string { return clipTo(s, maxQuoted) }
-
-func clipTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	if i == len(s) {
-		return s
-	}
-	return s[:i] + "…"
+	return fault.ClipTo(msg, maxMessage)
 }

@@ -155,11 +155,11 @@ func parseTimeseriesQuery(c *fiber.Ctx) (timeseriesQuery, error) {
 	}
 	if a := c.Query("aggregation"); a != "" {
 		if !q.sampled() {
-			return q, fault.Invalidf("aggregation %q needs a samplerate above 0s", clip(a))
+			return q, fault.Invalidf("aggregation %q needs a samplerate above 0s", fault.Clip(a))
 		}
 		q.Agg = store.Aggregation(strings.ToLower(a))
 		if _, known := aggregationNames[q.Agg]; !known {
-			return q, fault.Invalidf("aggregation must be one of %s; got %q", aggregationList, clip(a))
+			return q, fault.Invalidf("aggregation must be one of %s; got %q", aggregationList, fault.Clip(a))
 		}
 	} else {
 		q.Agg = store.Mean

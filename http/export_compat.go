@@ -52,7 +52,7 @@ func parseExportCompat(c *fiber.Ctx, q *timeseriesQuery) error {
 		case interpNone, interpNull, interpPrevious, interpLinear:
 			q.Interp = i
 		default:
-			return fault.Invalidf("interpolation must be one of none, null, previous, linear; got %q", clip(raw))
+			return fault.Invalidf("interpolation must be one of none, null, previous, linear; got %q", fault.Clip(raw))
 		}
 	}
 	if q.Agg == store.Distinct && (q.Interp == interpPrevious || q.Interp == interpLinear) {
@@ -86,7 +86,7 @@ func queryBool(c *fiber.Ctx, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(raw)
 	if err != nil {
-		return false, fault.Invalidf("%s must be true or false, got %q", name, clip(raw))
+		return false, fault.Invalidf("%s must be true or false, got %q", name, fault.Clip(raw))
 	}
 	return b, nil
 }

@@ -157,7 +157,7 @@ func (s *Server) fileQuota(c *fiber.Ctx, cl *call) (any, error) {
 		return nil, err
 	}
 	if svc := c.Query("service"); svc != "" && svc != "files" {
-		return nil, fault.Invalidf("service must be files, the only service with a quota here, got %q", clip(svc))
+		return nil, fault.Invalidf("service must be files, the only service with a quota here, got %q", fault.Clip(svc))
 	}
 	space, owner := fileSpace(cl)
 	q, err := fs.Quota(c.UserContext(), space, owner)
@@ -351,7 +351,7 @@ func linkExpiry(raw string) (time.Duration, error) {
 		return files.DefaultLinkExpiry, nil
 	}
 	bad := fault.Invalidf("expiry must be a whole number followed by s, m, h or d (e.g. 10m, 7d), or a duration such as 1h30m, "+
-		"from %s to 7d; got %q", files.MinLinkExpiry, clip(raw))
+		"from %s to 7d; got %q", files.MinLinkExpiry, fault.Clip(raw))
 	var d time.Duration
 	digits, unit := raw[:len(raw)-1], expiryUnits[raw[len(raw)-1]]
 	if unit != 0 && digits != "" && strings.Trim(digits, "0123456789") == "" {

@@ -112,15 +112,22 @@ func ok(op string, resource any) envelope {
 	return envelope{Success: true, Operation: op, Resource: resource}
 }
 
-// wrap turns a route into a fiber handler: authenticate (except meta
-// routes), resolve the project, check the grant, and only then read and
+// wrap turns a route into a fiber handler: authenticate (a user, except
+// for meta routes; the operator token for operator routes), resolve the
+// project, check the grant, and only then read and
 // check the body (a caller without the grant never makes the server hold
 // or parse one), run, encode.
 func (s *Server) wrap(r *route) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Locals(localOperation, r.Op)
 		cl := &call{}
-		if r.Tag != store.TagMeta {
+		switch r.Tag {
+		case store.TagMeta:
+		case tagOperator:
+			if err := s.checkOperator(c); err != nil {
+				return err
+			}
+		default:
 			p, perms, err := s.authenticate(c)
 			if err != nil {
 				return err

@@ -37,7 +37,7 @@ func (s *Server) labelSystems(*fiber.Ctx, *call) (any, error) { return rawJSON(s
 // rather than answered in English regardless.
 func (s *Server) labelDefinitions(c *fiber.Ctx, _ *call) (any, error) {
 	if lang := c.Query("language"); lang != "" && lang != "en" {
-		return nil, fault.Invalidf("language %q is not supported: bdp's labels are in English only (en)", clip(lang))
+		return nil, fault.Invalidf("language %q is not supported: bdp's labels are in English only (en)", fault.Clip(lang))
 	}
 	return rawJSON(definitionsJSON()), nil
 }

@@ -117,7 +117,7 @@ func (s *Server) validMQTTUsername(name string) error {
 
 func validRights(r *string) error {
 	if r != nil && *r != store.MQTTRead && *r != store.MQTTWrite {
-		return fault.Invalidf("field rights: must be read or write, got %q", clip(*r))
+		return fault.Invalidf("field rights: must be read or write, got %q", fault.Clip(*r))
 	}
 	return nil
 }

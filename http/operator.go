@@ -17,7 +17,7 @@ import (
 // operatorRoutes is the operator API of decisions.md 2: outside /v2, for
 // the people who run the platform, behind BDP_OPERATOR_TOKEN.
 func operatorRoutes(s *Server) []*route {
-	const tag = "operator"
+	const tag = tagOperator
 	return []*route{
 		{Method: "POST", Path: "/operator/companies", Tag: tag, Op: "create", Status: fiber.StatusCreated,
 			Summary: "Create a company with its first user and company admin role",
@@ -44,38 +44,21 @@ func operatorRoutes(s *Server) []*route {
 	}
 }
 
-// wrapOperator checks the operator token (in constant time) instead of a
-// user's credentials.
-func (s *Server) wrapOperator(r *route) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		c.Locals(localOperation, r.Op)
-		if s.cfg.OperatorToken == "" {
-			return fault.Forbiddenf("the operator API is disabled; set BDP_OPERATOR_TOKEN to enable it")
-		}
-		scheme, tok, _ := strings.Cut(c.Get(fiber.HeaderAuthorization), " ")
-		if !strings.EqualFold(scheme, "Bearer") ||
-			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.OperatorToken)) != 1 {
-			return fault.Unauthenticatedf("operator token required")
-		}
-		if err := checkParams(c, r.Query); err != nil {
-			return err
-		}
-		if err := checkQueryNames(c, r); err != nil {
-			return err
-		}
-		if err := s.readBody(c, s.bodyLimit(r)); err != nil {
-			return err
-		}
-		res, err := r.Handle(c, &call{})
-		if err != nil {
-			return err
-		}
-		status := r.Status
-		if status == 0 {
-			status = fiber.StatusOK
-		}
-		return c.Status(status).JSON(res)
+// tagOperator marks the operator routes: wrap checks the operator token
+// for them instead of a user's credentials.
+const tagOperator = "operator"
+
+// checkOperator checks the operator token, in constant time.
+func (s *Server) checkOperator(c *fiber.Ctx) error {
+	if s.cfg.OperatorToken == "" {
+		return fault.Forbiddenf("the operator API is disabled; set BDP_OPERATOR_TOKEN to enable it")
 	}
+	scheme, tok, _ := strings.Cut(c.Get(fiber.HeaderAuthorization), " ")
+	if !strings.EqualFold(scheme, "Bearer") ||
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.OperatorToken)) != 1 {
+		return fault.Unauthenticatedf("operator token required")
+	}
+	return nil
 }
 
 type adminRequest struct {

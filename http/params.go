@@ -30,7 +30,7 @@ func checkQueryNames(c *fiber.Ctx, r *route) error {
 		case slices.Contains(r.RefusedQuery, name):
 			return fault.Invalidf("parameter %s is not supported by bdp (aedifion's API has it; bdp refuses it rather than ignore it); nothing was done", name)
 		default:
-			return fault.Invalidf("unknown query parameter %q: %s %s takes %s; nothing was done", clip(name), r.Method, r.Path, queryNames(r))
+			return fault.Invalidf("unknown query parameter %q: %s %s takes %s; nothing was done", fault.Clip(name), r.Method, r.Path, queryNames(r))
 		}
 	}
 	return nil

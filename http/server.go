@@ -238,17 +238,11 @@ func (s *Server) mount() {
 	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/ui", "/ui/*"} {
 		s.allow.add(fiber.MethodGet, p)
 	}
-	for _, r := range s.routes {
-		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
-		s.allow.add(r.Method, r.Path)
-	}
-	for _, r := range operatorRoutes(s) {
-		s.app.Add(r.Method, fiberPath(r.Path), s.wrapOperator(r))
-		s.allow.add(r.Method, r.Path)
-	}
-	for _, r := range s.cfg.extraRoutes {
-		s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
-		s.allow.add(r.Method, r.Path)
+	for _, routes := range [][]*route{s.routes, operatorRoutes(s), s.cfg.extraRoutes} {
+		for _, r := range routes {
+			s.app.Add(r.Method, fiberPath(r.Path), s.wrap(r))
+			s.allow.add(r.Method, r.Path)
+		}
 	}
 	s.app.Use(s.notRouted)
 }

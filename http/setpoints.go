@@ -66,11 +66,11 @@ func parseSetpointValue(raw string) (*float64, error) {
 	}
 	raw = strings.TrimSpace(raw)
 	if !decimalPattern.MatchString(raw) {
-		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", clip(raw))
+		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", fault.Clip(raw))
 	}
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", clip(raw))
+		return nil, fault.Invalidf("value must be a finite number or the string null, got %q", fault.Clip(raw))
 	}
 	return &v, nil
 }
@@ -90,7 +90,7 @@ func (s *Server) writeSetpoint(c *fiber.Ctx, cl *call) (any, error) {
 	priority := 13
 	if raw := c.Query("priority"); raw != "" {
 		if priority, err = strconv.Atoi(raw); err != nil || priority < 1 || priority > 16 {
-			return nil, fault.Invalidf("priority must be an integer from 1 (most urgent) to 16, got %q", clip(raw))
+			return nil, fault.Invalidf("priority must be an integer from 1 (most urgent) to 16, got %q", fault.Clip(raw))
 		}
 	}
 	w := edge.Write{ProjectID: cl.ProjectID, DataPointID: id, Value: value, Priority: priority,
@@ -160,7 +160,7 @@ var referencePattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-
 // operation of another company is not found.
 func (s *Server) getSetpoint(c *fiber.Ctx, cl *call) (any, error) {
 	ref := c.Params("reference")
-	notFound := fault.NotFoundf("setpoint operation %q not found", clip(ref))
+	notFound := fault.NotFoundf("setpoint operation %q not found", fault.Clip(ref))
 	if !referencePattern.MatchString(ref) {
 		return nil, notFound
 	}

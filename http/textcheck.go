@@ -45,7 +45,7 @@ func checkParams(c *fiber.Ctx, declared []param) error {
 		}
 	}
 	for k, v := range c.Context().QueryArgs().All() {
-		if err := checkText("query parameter "+strconv.Quote(clip(string(k))), v, textControl); err != nil {
+		if err := checkText("query parameter "+strconv.Quote(fault.Clip(string(k))), v, textControl); err != nil {
 			return err
 		}
 		if err := checkText("a query parameter name", k, textControl); err != nil {
@@ -83,7 +83,7 @@ func checkBodyText(c *fiber.Ctx) error {
 	}
 	if bytes.HasPrefix(c.Request().Header.ContentType(), []byte(fiber.MIMEApplicationForm)) {
 		for k, v := range c.Request().PostArgs().All() {
-			if err := checkText("form field "+strconv.Quote(clip(string(k))), v, textControl); err != nil {
+			if err := checkText("form field "+strconv.Quote(fault.Clip(string(k))), v, textControl); err != nil {
 				return err
 			}
 		}

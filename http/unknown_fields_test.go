@@ -141,8 +141,8 @@ func TestIntegerFieldsTakeExactIntegers(t *testing.T) {
 		{"with a zero fraction", "3600.0", 3600, ""},
 		{"with an exponent", "1e3", 1000, ""},
 		{"with both", "7.2E+3", 7200, ""},
-		{"a fraction", "3600.5", 0, "field validity: expected an integer, got number 3600.5"},
-		{"beyond 64 bits", "1e30", 0, "field validity: expected an integer, got number 1e30"},
+		{"a fraction", "3600.5", 0, "validity: want an integer, got the number 3600.5"},
+		{"beyond 64 bits", "1e30", 0, "validity: want an integer, got the number 1e30"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := uniq("int")

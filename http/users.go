@@ -175,7 +175,7 @@ func decodePasswordRequest(c *fiber.Ctx, req *passwordRequest) error {
 	form := c.Request().PostArgs()
 	for k := range form.All() {
 		if name := string(k); name != "current_password" && name != "new_password" {
-			return fault.Invalidf("unknown field %q: the form takes current_password, new_password; nothing was changed", clip(name))
+			return fault.Invalidf("unknown field %q: the form takes current_password, new_password; nothing was changed", fault.Clip(name))
 		}
 	}
 	for _, f := range []struct {

@@ -233,7 +233,7 @@ func (e *Embedded) authenticate(ctx context.Context, username, password, remote 
 	match, err := e.deps.Hasher.Verify(ctx, password, hash)
 	if err != nil {
 		attempt.Cancel()
-		e.log.Warn("mqtt connect: verify password", slog.String("username", clip(username)), slog.Any("error", err))
+		e.log.Warn("mqtt connect: verify password", slog.String("username", fault.Clip(username)), slog.Any("error", err))
 		return Account{}, "", refusedUnavailable
 	}
 	attempt.Done(match && absent != refusedUnknownUser)
@@ -276,14 +276,6 @@ func remoteAddr(remote string) netip.Addr {
 	}
 	addr, _ := netip.ParseAddr(remote)
 	return addr
-}
-
-// clip keeps a client-chosen string short enough for a log line.
-func clip(s string) string {
-	if len(s) > 64 {
-		return strings.ToValidUTF8(s[:64], "") + "…"
-	}
-	return s
 }
 
 func randomPassword() string {
