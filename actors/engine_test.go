@@ -16,6 +16,7 @@ import (
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // The engine's tests run real actors over the real pipeline and
@@ -36,31 +37,15 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := storetest.Open(t, testCluster)
+	p := storetest.NewTenant(t, st, "acme").Project
 	router := pipeline.NewRouter()
 	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{MaxWait: time.Millisecond}, st, router, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	go b.Run()
-	t.Cleanup(func() { b.Stop(); st.Close() })
+	t.Cleanup(b.Stop)
 	return &env{t: t, store: st, batcher: b, router: router, project: p.ID}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 var testCluster *pgcluster.Cluster
@@ -19,15 +20,7 @@ func TestMain(m *testing.M) {
 
 func newTestStore(t *testing.T) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, testCluster.TestDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := storetest.Open(t, testCluster)
 	return st
 }
 

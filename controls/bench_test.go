@@ -18,6 +18,7 @@ import (
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // countingWriter accepts every write and counts them: the benchmark
@@ -38,14 +39,7 @@ func (w *countingWriter) Write(_ context.Context, wr edge.Write) (edge.Operation
 func BenchmarkRunningScheduleApps(b *testing.B) {
 	const projects, perProject = 100, 10
 	ctx := context.Background()
-	st, err := store.Open(ctx, testCluster.TestDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	st, _ := storetest.Open(b, testCluster)
 	catalog, err := analytics.LoadCatalog(ctx, st)
 	if err != nil {
 		b.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // The package's tests run against a real PostgreSQL cluster, with a fresh
@@ -59,14 +60,7 @@ func newEnv(t *testing.T) *env {
 func newEnvOn(t *testing.T, mosquitto bool) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, testCluster.TestDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := storetest.Open(t, testCluster)
 	reg := prometheus.NewRegistry()
 	e := &env{t: t, st: st, hasher: auth.NewHasher(auth.HashParams{Time: 1, Memory: 1024, Threads: 1}, 4),
 		clock: &fakeClock{now: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)}, // a Monday

@@ -17,6 +17,7 @@ import (
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // env is the embedded broker, the pipeline, the edge connections (told
@@ -62,15 +63,7 @@ func onBothBrokers(t *testing.T, test func(t *testing.T, e *env)) {
 func newEnvOn(t *testing.T, mosquitto bool) *env {
 	t.Helper()
 	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, url := storetest.Open(t, testCluster)
 	e := &env{t: t, st: st, url: url, reg: prometheus.NewRegistry(), hasher: auth.NewHasher(auth.HashParams{Time: 1, Memory: 1024, Threads: 1}, 4)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})

@@ -19,6 +19,7 @@ import (
 	"github.com/openbdp/bdp/files"
 	"github.com/openbdp/bdp/files/filestest"
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // The repair runs against a real PostgreSQL and the real embedded object
@@ -39,18 +40,12 @@ type repairEnv struct {
 func newRepairEnv(t *testing.T) *repairEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &repairEnv{url: testCluster.TestDatabase(t), cfg: filestest.Start(t), log: slog.New(slog.DiscardHandler)}
+	e := &repairEnv{cfg: filestest.Start(t), log: slog.New(slog.DiscardHandler)}
 	var err error
 	if e.objects, err = files.OpenObjects(ctx, e.cfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.st, err = store.Open(ctx, e.url); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.st.Close)
-	if _, err := e.st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.st, e.url = storetest.Open(t, testCluster)
 	e.companyID, e.projectID = e.company(t, "acme")
 	return e
 }
@@ -58,17 +53,8 @@ func newRepairEnv(t *testing.T) *repairEnv {
 // company makes a company with one project.
 func (e *repairEnv) company(t *testing.T, name string) (companyID, projectID int64) {
 	t.Helper()
-	ctx := context.Background()
-	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return co.ID, p.ID
+	tn := storetest.NewTenant(t, e.st, name)
+	return tn.Company.ID, tn.Project.ID
 }
 
 func (e *repairEnv) upload(t *testing.T, svc *files.Service, space store.FileSpace, owner int64, path string, size int) store.File {
@@ -396,27 +382,13 @@ func BenchmarkRepairLiveObjects(b *testing.B) {
 
 func benchmarkRepair(b *testing.B, repairObjects int) {
 	ctx := context.Background()
-	e := &repairEnv{url: testCluster.TestDatabase(b), cfg: filestest.Start(b), log: slog.New(slog.DiscardHandler)}
+	e := &repairEnv{cfg: filestest.Start(b), log: slog.New(slog.DiscardHandler)}
 	var err error
 	if e.objects, err = files.OpenObjects(ctx, e.cfg); err != nil {
 		b.Fatal(err)
 	}
-	if e.st, err = store.Open(ctx, e.url); err != nil {
-		b.Fatal(err)
-	}
-	defer e.st.Close()
-	if _, err := e.st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: "bench"},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@bench.test", PasswordHash: "h"}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e.st, e.url = storetest.Open(b, testCluster)
+	p := storetest.NewTenant(b, e.st, "bench").Project
 	keys := make([]string, repairObjects)
 	paths := make([]string, repairObjects)
 	for i := range keys {

@@ -21,7 +21,7 @@ import (
 	"github.com/openbdp/bdp/edge/sim"
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // setpointEnv is a server with the embedded MQTT broker and the edge
@@ -36,14 +36,7 @@ type setpointEnv struct {
 func newSetpointEnv(t *testing.T) *setpointEnv {
 	t.Helper()
 	ctx := context.Background()
-	dbURL := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, dbURL := storetest.Open(t, testCluster) // closed after the cleanup below
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
 	router := pipeline.NewRouter()
@@ -108,7 +101,6 @@ func newSetpointEnv(t *testing.T) *setpointEnv {
 		_ = broker.Close(sctx)
 		engine.Shutdown(sctx)
 		batcher.Stop()
-		st.Close()
 	})
 	return &setpointEnv{testEnv: &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: dbURL, store: st, srv: srv},
 		broker: broker, m: m}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // brokerEnv is the embedded broker over a real PostgreSQL on 127.0.0.1,
@@ -101,17 +102,8 @@ func newBrokerEnv(t *testing.T, cfg brokerEnvConfig) *brokerEnv {
 // project makes a company with its admin and one project.
 func (e *brokerEnv) project(name string) (projectID, adminID int64) {
 	e.t.Helper()
-	ctx := context.Background()
-	co, u, _, err := e.st.CreateCompany(ctx, store.Company{Name: name},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	p, _, err := e.st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return p.ID, u.ID
+	tn := storetest.NewTenant(e.t, e.st, name)
+	return tn.Project.ID, tn.Admin.ID
 }
 
 func (e *brokerEnv) hash(password string) string {

@@ -1,12 +1,12 @@
 package mqtt
 
 import (
-	"context"
 	"os"
 	"testing"
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // The package's tests run against a real PostgreSQL cluster, one per
@@ -24,15 +24,5 @@ func TestMain(m *testing.M) {
 // closed when the test ends, and returns its URL too.
 func openTestStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
-	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return st, url
+	return storetest.Open(t, testCluster)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // The batcher's tests write to a real PostgreSQL cluster, one per package
@@ -29,26 +30,8 @@ type testDB struct {
 
 func newTestDB(t testing.TB) *testDB {
 	t.Helper()
-	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testDB{store: st, url: url, projectID: p.ID}
+	st, url := storetest.Open(t, testCluster)
+	return &testDB{store: st, url: url, projectID: storetest.NewTenant(t, st, "acme").Project.ID}
 }
 
 // startBatcher runs a batcher over st until the test ends.

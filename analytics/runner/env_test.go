@@ -15,6 +15,7 @@ import (
 	"github.com/openbdp/bdp/analytics/kpi"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 var testCluster *pgcluster.Cluster
@@ -39,15 +40,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	url := testCluster.TestDatabase(t)
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, url := storetest.Open(t, testCluster)
 	db, err := pgxpool.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -58,15 +51,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e := &env{st: st, cat: cat, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: "acme"},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@acme.test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := storetest.NewTenant(t, st, "acme").Project
 	e.projectID = p.ID
 	dps, err := st.EnsureDatapoints(ctx, p.ID, []string{"room.co2"})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openbdp/bdp/store"
+	"github.com/openbdp/bdp/store/storetest"
 )
 
 // Project makes a company with a project whose setpoint writing is
@@ -15,15 +16,7 @@ import (
 func Project(t testing.TB, st *store.Store, name string, maxPriority int, bounded, unbounded []string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	co, u, _, err := st.CreateCompany(ctx, store.Company{Name: name},
-		store.NewUser{FirstName: "A", LastName: "B", Email: "a@" + name + ".test", PasswordHash: "h"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := st.CreateProject(ctx, u.ID, store.Project{CompanyID: co.ID, Name: "p"}, []int32{1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := storetest.NewTenant(t, st, name).Project
 	on := true
 	patch := store.SettingsPatch{SetpointWritingEnabled: &on}
 	if maxPriority != 0 {
