@@ -46,16 +46,12 @@ type EngineConfig struct {
 	// Budget bounds the windows' memory (budget.go); the zero value
 	// limits nothing.
 	Budget Budget
+	// System is the process's actor system (NewSystem); nil for one of
+	// the engine's own.
+	System *actor.ActorSystem
 	// Registry, if set, gets the window budget's gauges.
 	Registry prometheus.Registerer
 }
-
-// The health rule of the issue: more than 5 restarts within a minute
-// moves a virtual datapoint to Health check failed.
-const (
-	MaxRestarts   = 5
-	RestartWindow = time.Minute
-)
 
 // DefaultTickRate is how many timed-trigger ticks a second a boundary
 // sends at most: 100,000 every_minute datapoints fire over 3.3 s, their
@@ -100,6 +96,10 @@ type Engine struct {
 	closeWriter sync.Once
 	giveUp      chan struct{} // closed when Shutdown's context ends: stop retrying writes
 	closeGiveUp sync.Once
+	// stopWaits are the goroutines that wait for a stopped actor's end
+	// after its Stop gave up waiting (its context ended); Shutdown joins
+	// them. Each ends within protoactor's StopFuture time-out, 10 s.
+	stopWaits sync.WaitGroup
 }
 
 // outputQueue bounds the outputs waiting for the writer; a full queue
@@ -126,10 +126,10 @@ func New(cfg EngineConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The library logs through our logger, quietened to warnings: its info
-	// lines (system started, dead letters on stop) are noise to operators.
-	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	system := cfg.System
+	if system == nil {
+		system = NewSystem(cfg.Log)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
@@ -139,7 +139,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
 		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(newLeanMailbox))}
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
-		actor.WithSupervisor(&healthStrategy{engine: e}))
+		actor.WithSupervisor(HealthStrategy{GiveUp: e.unhealthy}))
 	e.supervisor = e.system.Root.Spawn(props)
 	return e, nil
 }
@@ -223,7 +223,7 @@ func (e *Engine) Stop(ctx context.Context, k Key) error {
 	e.forget(k)
 	// StopFuture waits for the actor's Stopped, at most 10 s.
 	done := make(chan error, 1)
-	go func() { done <- e.system.Root.StopFuture(pid).Wait() }()
+	e.stopWaits.Go(func() { done <- e.system.Root.StopFuture(pid).Wait() })
 	select {
 	case err := <-done:
 		return err
@@ -258,6 +258,7 @@ func (e *Engine) Shutdown(ctx context.Context) {
 		}
 	}
 	_ = e.system.Root.StopFuture(e.supervisor).Wait()
+	e.stopWaits.Wait()
 	e.dispatcher.stop()
 	e.closeWriter.Do(func() { close(e.outputs) })
 	select {
@@ -470,11 +471,4 @@ func (e *Engine) restartOf(pid *actor.PID) (*Definition, time.Time, bool) {
 		return nil, time.Time{}, false
 	}
 	return &r.def, r.cursor, true
-}
-
-// warnOnly passes on warnings and errors only.
-type warnOnly struct{ slog.Handler }
-
-func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }

@@ -39,26 +39,12 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	}
 }
 
-// healthStrategy restarts a failed actor, one for one, unless it failed
-// more than MaxRestarts times within RestartWindow: then it stops the
-// actor and reports the virtual datapoint as unhealthy.
-type healthStrategy struct {
-	engine *Engine
-}
-
-var _ actor.SupervisorStrategy = (*healthStrategy)(nil)
-
-func (h *healthStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID,
-	rs *actor.RestartStatistics, reason any, _ any) {
-	rs.Fail()
-	if rs.NumberOfFailures(RestartWindow) <= MaxRestarts {
-		sup.RestartChildren(child)
-		return
-	}
-	sup.StopChildren(child)
-	if def, ok := h.engine.definitionOf(child); ok {
+// unhealthy is the engine's HealthStrategy's GiveUp: a virtual datapoint
+// whose actor failed too often is stopped and reported.
+func (e *Engine) unhealthy(child *actor.PID, reason any) {
+	if def, ok := e.definitionOf(child); ok {
 		k := def.key()
-		h.engine.forget(k)
-		h.engine.cfg.OnUnhealthy(k, fmt.Sprintf("stopped after more than %d failures within %s; last: %v", MaxRestarts, RestartWindow, reason))
+		e.forget(k)
+		e.cfg.OnUnhealthy(k, fmt.Sprintf("stopped after more than %d failures within %s; last: %v", MaxRestarts, RestartWindow, reason))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
@@ -51,25 +52,13 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	}
 }
 
-// healthStrategy restarts a failed app actor, one for one, unless it
-// failed more than MaxRestarts times within RestartWindow: then it stops
-// the actor and the app moves to Health check failed.
-type healthStrategy struct{ rt *Runtime }
-
-var _ actor.SupervisorStrategy = (*healthStrategy)(nil)
-
-func (h *healthStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID,
-	rs *actor.RestartStatistics, reason any, _ any) {
-	rs.Fail()
-	if rs.NumberOfFailures(RestartWindow) <= MaxRestarts {
-		sup.RestartChildren(child)
-		return
-	}
-	sup.StopChildren(child)
-	if p, _, ok := h.rt.planOf(child); ok {
-		h.rt.forgetPID(child)
-		h.rt.changeStatus(p.App, store.AppChange{Code: store.StatusHealthCheckFails, Level: store.LogError,
-			Message: fmt.Sprintf("app actor stopped after more than %d failures within %s; last: %v", MaxRestarts, RestartWindow, reason)})
+// unhealthy is the runtime's HealthStrategy's GiveUp: an app whose actor
+// failed too often is stopped and moves to Health check failed.
+func (r *Runtime) unhealthy(child *actor.PID, reason any) {
+	if p, _, ok := r.planOf(child); ok {
+		r.forgetPID(child)
+		r.changeStatus(p.App, store.AppChange{Code: store.StatusHealthCheckFails, Level: store.LogError,
+			Message: fmt.Sprintf("app actor stopped after more than %d failures within %s; last: %v", actors.MaxRestarts, actors.RestartWindow, reason)})
 	}
 }
 

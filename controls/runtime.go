@@ -57,17 +57,13 @@ type Config struct {
 	History History
 	Log     *slog.Logger
 	Clock   Clock // time.Now and time.AfterFunc by default
+	// System is the process's actor system (actors.NewSystem); nil for
+	// one of the runtime's own.
+	System *actor.ActorSystem
 	// Registry, if set, gets bdp_controls_apps_running and
 	// bdp_controls_app_writes_total.
 	Registry prometheus.Registerer
 }
-
-// The health rule of virtual datapoints: more than MaxRestarts failures
-// of an app's actor within RestartWindow stop it with Health check failed.
-const (
-	MaxRestarts   = 5
-	RestartWindow = time.Minute
-)
 
 // StopDeviceWait bounds how long a stop waits for the edge device to
 // confirm app_stop.
@@ -89,6 +85,11 @@ type Runtime struct {
 	mu      sync.Mutex
 	running map[string]*actor.PID    // app id -> its actor
 	plans   map[string]*registration // PID id -> what its actor runs, for restarts
+
+	// stopWaits are the goroutines that wait for a stopped app's actor to
+	// end after its Stop gave up waiting (its context ended); Shutdown
+	// joins them. Each ends within protoactor's StopFuture time-out, 10 s.
+	stopWaits sync.WaitGroup
 }
 
 // registration is what an actor runs; begun once its first start began,
@@ -110,8 +111,10 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}
 	}
-	quiet := slog.New(warnOnly{cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	system := cfg.System
+	if system == nil {
+		system = actors.NewSystem(cfg.Log)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[string]*actor.PID{}, plans: map[string]*registration{},
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bdp_controls_app_writes_total",
@@ -129,7 +132,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	sup := &supervisor{rt: r, props: actor.PropsFromProducer(func() actor.Actor { return &appActor{rt: r} })}
 	r.supervisor = system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup },
-		actor.WithSupervisor(&healthStrategy{rt: r})))
+		actor.WithSupervisor(actors.HealthStrategy{GiveUp: r.unhealthy})))
 	return r, nil
 }
 
@@ -171,7 +174,7 @@ func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
 	}
 	r.cancelApp(pid)
 	done := make(chan error, 1)
-	go func() { done <- r.system.Root.StopFuture(pid).Wait() }()
+	r.stopWaits.Go(func() { done <- r.system.Root.StopFuture(pid).Wait() })
 	select {
 	case err := <-done:
 		if err != nil {
@@ -246,6 +249,7 @@ func (r *Runtime) Shutdown(ctx context.Context) {
 	if ctx.Err() == nil {
 		_ = r.system.Root.StopFuture(r.supervisor).Wait()
 	}
+	r.stopWaits.Wait()
 }
 
 func (r *Runtime) register(pid *actor.PID, p *Plan) bool {
@@ -364,11 +368,4 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// warnOnly passes on warnings and errors only.
-type warnOnly struct{ slog.Handler }
-
-func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }

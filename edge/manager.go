@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
@@ -20,6 +21,9 @@ import (
 
 // Config configures the edge connections.
 type Config struct {
+	// System is the process's actor system (actors.NewSystem); nil for
+	// one of the manager's own.
+	System   *actor.ActorSystem
 	Broker   mqtt.Broker
 	Store    *store.Store
 	Sink     pipeline.Sink // where observations on data go
@@ -100,13 +104,13 @@ func NewManager(cfg Config) (*Manager, error) {
 		cancel()
 		return nil, err
 	}
-	// The library's own info lines are noise; warnings and errors stay.
-	quiet := slog.New(minLevel{cfg.Log.Handler(), slog.LevelWarn}).With(slog.String("lib", "protoactor"))
-	m.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	if m.system = cfg.System; m.system == nil {
+		m.system = actors.NewSystem(cfg.Log)
+	}
 	// A connection that panics (a bug) restarts, up to 10 times a minute;
 	// beyond, it stops and the next Sync starts it anew.
 	m.sup = m.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return &supervisor{} },
-		actor.WithSupervisor(actor.NewOneForOneStrategy(10, time.Minute, actor.DefaultDecider))))
+		actor.WithSupervisor(actors.HealthStrategy{Restarts: 10})))
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); m.tick() }()
 	if cfg.Presence != nil {
@@ -397,22 +401,4 @@ func newReference() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// minLevel drops records below its level.
-type minLevel struct {
-	slog.Handler
-	level slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.level && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(as), h.level}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h.Handler.WithGroup(name), h.level}
 }

@@ -73,6 +73,9 @@ func DefaultWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // Config is what the pool needs.
 type Config struct {
+	// System is the process's actor system (actors.NewSystem); nil for
+	// one of the pool's own.
+	System    *actor.ActorSystem
 	Store     *store.Store
 	Functions Functions
 	// Version is written into every result (analytics_version): the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -99,10 +100,9 @@ func (r *runPanic) String() string { return fmt.Sprint(r.value) }
 // startActors starts the actor system, the supervisor and the workers,
 // each of them idle.
 func (p *Pool) startActors() {
-	// The library logs through our logger at warnings only: its info lines
-	// (a worker "recovering") are reported by the strategy instead.
-	quiet := slog.New(warnOnly{p.cfg.Log.Handler()}).With(slog.String("lib", "protoactor"))
-	p.system = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+	if p.system = p.cfg.System; p.system == nil {
+		p.system = actors.NewSystem(p.cfg.Log)
+	}
 	sup := &supervisor{props: actor.PropsFromProducer(func() actor.Actor { return &worker{pool: p} })}
 	p.supervisor = p.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&restartStrategy{pool: p})))
@@ -159,11 +159,4 @@ func timeLimitInfo(limit time.Duration) string {
 
 func (p *Pool) failed(info string) store.AnalysisRunEnd {
 	return store.AnalysisRunEnd{Status: store.AnalysisFailed, Info: info}
-}
-
-// warnOnly passes on warnings and errors only.
-type warnOnly struct{ slog.Handler }
-
-func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/analytics"
@@ -18,8 +19,8 @@ import (
 // returned func stops both and waits for the runs in progress, whose
 // unfinished ones go back to the queue; runServe calls it before the
 // database closes.
-func startAnalytics(cfg config, st *store.Store, cat *analytics.Catalog, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
-	pool, err := runner.New(runner.Config{Store: st, Functions: runner.FromCatalog(cat), Version: version,
+func startAnalytics(cfg config, system *actor.ActorSystem, st *store.Store, cat *analytics.Catalog, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+	pool, err := runner.New(runner.Config{System: system, Store: st, Functions: runner.FromCatalog(cat), Version: version,
 		Workers: cfg.AnalysisWorkers, Log: log, Registry: reg})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
@@ -26,9 +27,9 @@ import (
 // value again. The returned func stops the resume and every app
 // actor (the apps stay running in the store); call it before the edge
 // connections close.
-func startControls(st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
+func startControls(system *actor.ActorSystem, st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
 	reg prometheus.Registerer, log *slog.Logger) (*controls.Runtime, func(), error) {
-	rt, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
+	rt, err := controls.New(controls.Config{System: system, Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
 		History: actors.StoreHistory{Store: st}, Log: log, Registry: reg})
 	if err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/edge"
@@ -17,9 +18,9 @@ import (
 // setpoint writer over them. It fails what a previous run left
 // unfinished. The returned func stops both; runServe calls it after the
 // HTTP server has drained and before the broker closes.
-func startEdge(ctx context.Context, st *store.Store, broker mqtt.Broker, sink pipeline.Sink, reg prometheus.Registerer,
+func startEdge(ctx context.Context, system *actor.ActorSystem, st *store.Store, broker mqtt.Broker, sink pipeline.Sink, reg prometheus.Registerer,
 	log *slog.Logger) (*edge.Setpoints, func(), error) {
-	cfg := edge.Config{Broker: broker, Store: st, Sink: sink, Log: log, Registry: reg}
+	cfg := edge.Config{System: system, Broker: broker, Store: st, Sink: sink, Log: log, Registry: reg}
 	if emb, ok := broker.(*mqtt.Embedded); ok {
 		// The embedded broker knows at once when a device's connection
 		// ends; with an external one, the missed heartbeats tell.

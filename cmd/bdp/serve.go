@@ -137,6 +137,10 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// One actor system for the process: the virtual datapoints, edge
+	// connections, controls apps and analysis workers each spawn their
+	// supervisor in it.
+	system := actors.NewSystem(log)
 
 	// The pipeline stops after everything that writes to it, once every
 	// accepted write is answered.
@@ -156,7 +160,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 	// every running one) are read in batches, not one query each.
 	reads := actors.NewReadBatcher(st)
 	running.addFunc("history reads", reads.Close)
-	engine, err := actors.New(actors.EngineConfig{Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
+	engine, err := actors.New(actors.EngineConfig{System: system, Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
 		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg, TickRate: cfg.TickRate,
 		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
 	if err != nil {
@@ -178,7 +182,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 		return serving{}, err
 	}
 	running.addFunc("mqtt", stopMQTT)
-	setpoints, stopEdge, err := startEdge(ctx, st, broker, ingest, reg, log)
+	setpoints, stopEdge, err := startEdge(ctx, system, st, broker, ingest, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
@@ -205,12 +209,12 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 	if err != nil {
 		return serving{}, err
 	}
-	stopAnalytics, err := startAnalytics(cfg, st, components, reg, log)
+	stopAnalytics, err := startAnalytics(cfg, system, st, components, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
 	running.addFunc("analytics", stopAnalytics) // runs cut short go back to the queue
-	ctrl, stopControls, err := startControls(st, components, setpoints, broker, router, reg, log)
+	ctrl, stopControls, err := startControls(system, st, components, setpoints, broker, router, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
