@@ -136,7 +136,14 @@ func (x *externalUsers) syncLoop() {
 		cancel()
 		if err != nil && x.e.ctx.Err() == nil {
 			x.e.log.Error("sync MQTT users to the external broker; retrying in 1 s", "err", err)
-			time.AfterFunc(time.Second, x.resync)
+			// The retry waits here, not on a timer of its own that would
+			// outlive Close: asks meanwhile make one more sync.
+			select {
+			case <-x.e.ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			x.resync()
 		}
 	}
 }
