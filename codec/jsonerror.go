@@ -54,10 +54,10 @@ func jsonType(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	if IsInteger(t) {
 		return "an integer"
+	}
+	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.String:
@@ -85,4 +85,18 @@ func jsonValue(v string) string {
 		}
 	}
 	return "a " + kind
+}
+
+// IsInteger reports whether t (or what it points to) is an integer type,
+// which JSON carries as a number without a fraction.
+func IsInteger(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }

@@ -31,7 +31,7 @@ func decodeBytes(body []byte, dst any) error {
 	}
 	err := decodeJSON(body, dst)
 	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) && strings.HasPrefix(typ.Value, "number") && isInteger(typ.Type) {
+	if errors.As(err, &typ) && strings.HasPrefix(typ.Value, "number") && codec.IsInteger(typ.Type) {
 		// 3600.0 or 1e3 for an integer field: JSON carries the integer
 		// exactly, so it is taken; 3600.5 is still refused.
 		if plain, changed := integralNumbers(body); changed {
@@ -69,18 +69,6 @@ func decodeJSON(body []byte, dst any) error {
 func reset(dst any) {
 	v := reflect.ValueOf(dst).Elem()
 	v.Set(reflect.Zero(v.Type()))
-}
-
-func isInteger(t reflect.Type) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return true
-	}
-	return false
 }
 
 func decodeError(err error) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -210,7 +211,7 @@ func decodeWithQuery(c *fiber.Ctx, dst any, names ...string) error {
 		}
 		raw := string(args.Peek(name))
 		var v json.RawMessage
-		if t, ok := fields[name]; ok && isInteger(t) {
+		if t, ok := fields[name]; ok && codec.IsInteger(t) {
 			if _, err := strconv.ParseInt(raw, 10, 64); err != nil {
 				return fault.Invalidf("query parameter %s must be an integer, got %q", name, fault.Clip(raw))
 			}
@@ -243,7 +244,7 @@ func queryParams(body any, names ...string) []param {
 	out := make([]param, len(names))
 	for i, name := range names {
 		typ := "string"
-		if isInteger(fields[name]) {
+		if codec.IsInteger(fields[name]) {
 			typ = "integer"
 		}
 		out[i] = param{Name: name, Type: typ, Doc: "aedifion's form of the body field " + name + " (either place; both must agree)"}

@@ -115,7 +115,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_BODY_LIMIT", "32MiB", "largest accepted request body (bytes, or with KiB/MiB/GiB/TiB)"},
 	{"BDP_IMPORT_LIMIT", "2GiB", "largest CSV import upload (streamed, never held in memory; bytes, or with KiB/MiB/GiB/TiB)"},
 	{"BDP_CREDENTIAL_CACHE_TTL", "60s", "how long verified Basic credentials are remembered; 0 disables"},
-	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight"},
+	{"BDP_SHUTDOWN_TIMEOUT", "15s", "how long shutdown waits for requests in flight, and then again for the parts to stop, the last started first; a part not stopped by then is left behind and logged"},
 	{"BDP_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)"},
 	{"BDP_KAFKA_BROKERS", "", "comma-separated Kafka bootstrap addresses; empty: no Kafka ingestion"},
 	{"BDP_KAFKA_TOPIC", "bdp.observations", "topic the field gateways produce observations to; its DLQ is <topic>.dlq"},
