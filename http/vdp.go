@@ -295,39 +295,13 @@ func (s *Server) createVDP(c *fiber.Ctx, cl *call) (any, error) {
 }
 
 // refuseLoop rejects a configuration whose sources reach its own output,
-// directly or through other virtual datapoints of the project: a derived
-// series feeding itself would grow without end.
+// through the project's other virtual datapoints (actors.RefuseLoop).
 func (s *Server) refuseLoop(ctx context.Context, projectID int64, id string, cfg actors.Config) error {
 	configs, err := s.store.ProjectVDPConfigs(ctx, projectID)
 	if err != nil {
 		return err
 	}
-	feeds := map[string][]string{} // output -> its sources
-	for out, raw := range configs {
-		var other actors.Config
-		if json.Unmarshal(raw, &other) == nil {
-			feeds[out] = other.SourceIDs()
-		}
-	}
-	feeds[id] = cfg.SourceIDs()
-	seen := map[string]bool{}
-	var visit func(dp string, path []string) error
-	visit = func(dp string, path []string) error {
-		if dp == id && len(path) > 0 {
-			return fault.Invalidf("config: the sources reach the output %q (%s)", id, strings.Join(append(path, dp), " <- "))
-		}
-		if seen[dp] {
-			return nil
-		}
-		seen[dp] = true
-		for _, src := range feeds[dp] {
-			if err := visit(src, append(path, dp)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return visit(id, nil)
+	return actors.RefuseLoop(id, cfg, configs)
 }
 
 func (s *Server) getVDP(c *fiber.Ctx, cl *call) (any, error) {
