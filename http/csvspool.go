@@ -3,16 +3,14 @@ package http
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/pipeline"
 )
 
@@ -76,27 +74,16 @@ func (w *chunkWriter) close() error {
 	return w.err
 }
 
-// spoolMaxIDs bounds the spool's table of dataPointIDs; beyond it each
-// record carries its identifier.
-const spoolMaxIDs = 1 << 20
-
 // spool keeps the chunks of an abort-mode import: the first
-// importMemChunks in memory, the rest in a temporary file, one record per
-// observation:
-//
-//	uvarint tag: 0 = new identifier follows (and joins the table),
-//	             1 = identifier follows (not in the table),
-//	             n ≥ 2 = identifier n-2 of the table
-//	[uvarint length, bytes of the identifier]  for tags 0 and 1
-//	int64 Unix seconds, uint32 nanoseconds, float64 bits (little endian)
+// importMemChunks in memory, the rest in a temporary file in the format of
+// codec's SpoolEncoder.
 type spool struct {
 	projectID int64
 	mem       [][]pipeline.Observation
 	f         *os.File
 	w         *bufio.Writer
-	ids       map[string]uint64
+	enc       codec.SpoolEncoder
 	onDisk    int
-	rec       []byte
 }
 
 func (sp *spool) put(chunk []pipeline.Observation) error {
@@ -109,29 +96,12 @@ func (sp *spool) put(chunk []pipeline.Observation) error {
 		if err != nil {
 			return fmt.Errorf("create the import spool: %w", err)
 		}
-		sp.f, sp.w, sp.ids = f, bufio.NewWriterSize(f, 1<<20), map[string]uint64{}
+		sp.f, sp.w = f, bufio.NewWriterSize(f, 1<<20)
 	}
-	le := binary.LittleEndian
 	for _, o := range chunk {
-		r := sp.rec[:0]
-		if i, ok := sp.ids[o.DataPointID]; ok {
-			r = binary.AppendUvarint(r, i+2)
-		} else {
-			tag := uint64(1)
-			if len(sp.ids) < spoolMaxIDs {
-				sp.ids[o.DataPointID], tag = uint64(len(sp.ids)), 0
-			}
-			r = binary.AppendUvarint(r, tag)
-			r = binary.AppendUvarint(r, uint64(len(o.DataPointID)))
-			r = append(r, o.DataPointID...)
-		}
-		r = le.AppendUint64(r, uint64(o.Time.Unix()))
-		r = le.AppendUint32(r, uint32(o.Time.Nanosecond()))
-		r = le.AppendUint64(r, math.Float64bits(o.Value))
-		if _, err := sp.w.Write(r); err != nil {
+		if err := sp.enc.Write(sp.w, o.DataPointID, o.Time, o.Value); err != nil {
 			return fmt.Errorf("write the import spool: %w", err)
 		}
-		sp.rec = r
 	}
 	sp.onDisk += len(chunk)
 	return nil
@@ -155,36 +125,14 @@ func (sp *spool) replay(put func([]pipeline.Observation) error, progress func())
 	if _, err := sp.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("rewind the import spool: %w", err)
 	}
-	r := bufio.NewReaderSize(sp.f, 1<<20)
-	names := make([]string, 0, len(sp.ids))
+	dec := codec.NewSpoolDecoder(bufio.NewReaderSize(sp.f, 1<<20))
 	chunk := make([]pipeline.Observation, 0, importChunk)
-	var fixed [20]byte
-	le := binary.LittleEndian
 	for i := 0; i < sp.onDisk; i++ {
-		tag, err := binary.ReadUvarint(r)
+		id, t, v, err := dec.Next()
 		if err != nil {
-			return fmt.Errorf("read the import spool: %w", err)
+			return err
 		}
-		var id string
-		if tag >= 2 {
-			if tag-2 >= uint64(len(names)) {
-				return fmt.Errorf("read the import spool: identifier %d of %d", tag-2, len(names))
-			}
-			id = names[tag-2]
-		} else {
-			if id, err = readSpoolID(r); err != nil {
-				return err
-			}
-			if tag == 0 {
-				names = append(names, id)
-			}
-		}
-		if _, err := io.ReadFull(r, fixed[:]); err != nil {
-			return fmt.Errorf("read the import spool: %w", err)
-		}
-		chunk = append(chunk, pipeline.Observation{ProjectID: sp.projectID, DataPointID: id,
-			Time:  time.Unix(int64(le.Uint64(fixed[0:8])), int64(le.Uint32(fixed[8:12]))).UTC(),
-			Value: math.Float64frombits(le.Uint64(fixed[12:20]))})
+		chunk = append(chunk, pipeline.Observation{ProjectID: sp.projectID, DataPointID: id, Time: t, Value: v})
 		if len(chunk) == importChunk {
 			if err := put(chunk); err != nil {
 				return err
@@ -197,18 +145,6 @@ func (sp *spool) replay(put func([]pipeline.Observation) error, progress func())
 		return put(chunk)
 	}
 	return nil
-}
-
-func readSpoolID(r *bufio.Reader) (string, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil || n > 1<<16 {
-		return "", fmt.Errorf("read the import spool: identifier length %d: %w", n, err)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("read the import spool: %w", err)
-	}
-	return string(b), nil
 }
 
 // close deletes the spool file.
