@@ -15,16 +15,6 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// Controls runs controls apps (package controls): one actor per running
-// app.
-type Controls interface {
-	// Start spawns the actor of an app in Starting; the actor moves it
-	// to Running (or Start failed) and writes its first setpoint.
-	Start(ctx context.Context, p controls.Plan) error
-	// Stop stops an app's actor and waits for it; not running is no error.
-	Stop(ctx context.Context, projectID int64, id string) error
-}
-
 // appStatus is an app's status (aedifion's ControlsAppStatus).
 type appStatus struct {
 	Code    int    `json:"code" doc:"the virtual datapoint status codes: 100 Created, 200 Starting, 201 Start failed, 202 Running, 300 Stopping, 301 Stop failed, 302 Stopped, 304 Health check failed, 500 Deleting"`

@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -14,14 +13,6 @@ import (
 )
 
 var errNoControls = errors.New("http: no Controls in Deps")
-
-// Statuses from which run=true starts an app (every one that is not
-// running, api.md 3.2) and from which run=false stops one.
-var (
-	appStartableFrom = []int{store.StatusCreated, store.StatusCreationFailed, store.StatusReadyToStart, store.StatusStartFailed,
-		store.StatusStopFailed, store.StatusStopped, store.StatusMaintenance, store.StatusHealthCheckFails, store.StatusDeleteFailed}
-	appStoppableFrom = []int{store.StatusStarting, store.StatusRunning}
-)
 
 func (s *Server) runControlsApp(c *fiber.Ctx, cl *call) (any, error) {
 	id, err := appIDParam(c)
@@ -72,58 +63,26 @@ func (s *Server) checkAppRun(c *fiber.Ctx, cl *call, a store.ControlsApp) (contr
 	return p, nil
 }
 
-// startApp moves an app to Starting, reserving its target (409 naming
-// the app that writes it), and spawns its actor; the answer shows
-// Starting (api.md 3.2), the actor moves it on.
+// startApp starts an app (controls.Runtime.StartApp) and answers what it
+// became.
 func (s *Server) startApp(ctx context.Context, cl *call, a store.ControlsApp, p controls.Plan) (appRunResult, error) {
 	if store.AppActive(a.StatusCode) {
 		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
 	}
-	a, changed, err := s.store.ChangeControlsApp(ctx, cl.ProjectID, a.ID, store.AppChange{Code: store.StatusStarting,
-		Message: "started by " + cl.Principal.User.Email, From: appStartableFrom, Targets: p.Targets()})
-	if err != nil || !changed {
-		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, err
-	}
-	// The component may have changed between the checks and Starting;
-	// from Starting on its changes are refused (409), so the plan made now
-	// is the one the app keeps. A changed target was not checked: the
-	// start fails and says so.
-	fresh, err := controls.Prepare(ctx, s.store, s.components, a, true)
-	if err == nil && (!slices.Equal(fresh.Targets(), p.Targets()) || fresh.Input != p.Input) {
-		err = errors.New("the component's pins were remapped while the app started: run it again")
-	}
-	if err == nil {
-		err = s.controls.Start(ctx, fresh)
-	}
-	if err != nil {
-		a, _, err = s.store.ChangeControlsApp(ctx, cl.ProjectID, a.ID, store.AppChange{Code: store.StatusStartFailed,
-			Level: store.LogError, Message: "start failed: " + fault.Message(err)})
-		if err != nil {
-			return appRunResult{}, err
-		}
-	}
-	return appRunResult{Affected: true, ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
-}
-
-// stopApp moves a running app to Stopping, stops its actor and records
-// Stopped (or Stop failed); an app not running is left alone.
-func (s *Server) stopApp(ctx context.Context, cl *call, a store.ControlsApp) (appRunResult, error) {
-	a, changed, err := s.store.ChangeControlsApp(ctx, cl.ProjectID, a.ID, store.AppChange{Code: store.StatusStopping,
-		Message: "stopped by " + cl.Principal.User.Email, From: appStoppableFrom})
-	if err != nil || !changed {
-		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, err
-	}
-	next := store.AppChange{Code: store.StatusStopped, Message: "app actor stopped"}
-	if s.controls == nil {
-		next = store.AppChange{Code: store.StatusStopped, Message: "no app actor runs on this node"}
-	} else if err := s.controls.Stop(ctx, cl.ProjectID, a.ID); err != nil {
-		next = store.AppChange{Code: store.StatusStopFailed, Level: store.LogError, Message: "stop failed: " + err.Error()}
-	}
-	a, _, err = s.store.ChangeControlsApp(ctx, cl.ProjectID, a.ID, next)
+	a, affected, err := s.controls.StartApp(ctx, a, p, cl.Principal.User.Email)
 	if err != nil {
 		return appRunResult{}, err
 	}
-	return appRunResult{Affected: true, ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
+	return appRunResult{Affected: affected, ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
+}
+
+// stopApp stops an app (controls.StopApp) and answers what it became.
+func (s *Server) stopApp(ctx context.Context, cl *call, a store.ControlsApp) (appRunResult, error) {
+	a, affected, err := controls.StopApp(ctx, s.store, s.controls, a, cl.Principal.User.Email)
+	if err != nil {
+		return appRunResult{}, err
+	}
+	return appRunResult{Affected: affected, ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
 }
 
 // runControlsApps starts or stops several apps: every one is checked
@@ -189,22 +148,15 @@ func (s *Server) runControlsApps(c *fiber.Ctx, cl *call) (any, error) {
 		return out, nil
 	}
 	plans := make([]controls.Plan, len(apps))
-	owner := map[store.AppTarget]string{}
 	for i, a := range apps {
 		p, err := s.checkAppRun(c, cl, a)
 		if err != nil {
 			return nil, fault.Wrap(fault.KindOf(err), err, "controls app "+a.ID+": "+fault.Message(err))
 		}
-		if !store.AppActive(a.StatusCode) {
-			for _, t := range p.Targets() {
-				if other, dup := owner[t]; dup {
-					return nil, fault.Conflictf("controls apps %s and %s both write datapoint %q at priority %d; one app writes a datapoint at a priority",
-						other, a.ID, t.DataPointID, t.Priority)
-				}
-				owner[t] = a.ID
-			}
-		}
 		plans[i] = p
+	}
+	if err := controls.RefuseSharedTargets(plans); err != nil {
+		return nil, err
 	}
 	for i, a := range apps {
 		r, err := s.startApp(ctx, cl, a, plans[i])

@@ -22,6 +22,7 @@ import (
 
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/files"
 	"github.com/openbdp/bdp/http/ui"
 	"github.com/openbdp/bdp/pipeline"
@@ -58,7 +59,7 @@ type Server struct {
 	store      *store.Store
 	ingest     Ingest
 	engine     Engine
-	controls   Controls // nil: apps cannot run on this node (run answers 503)
+	controls   *controls.Runtime // nil: apps cannot run on this node (run answers 503)
 	app        *fiber.App
 	catalog    *rbac.Catalog
 	routes     []*route // the /v2 routes with their persisted ids
@@ -108,7 +109,7 @@ type Deps struct {
 	Setpoints Setpoints
 	// Controls runs controls apps (controls.Runtime); nil answers 503 to
 	// a run.
-	Controls Controls
+	Controls *controls.Runtime
 	// Files is the document store (company and project files); nil: the
 	// file routes answer 503.
 	Files *files.Service
