@@ -30,8 +30,9 @@ type filesEnv struct {
 func newFilesEnv(t *testing.T) *filesEnv {
 	t.Helper()
 	objects := filestest.Open(t)
-	e := startTestEnvDeps(t, testCluster.TestDatabase(t), func(*actors.EngineConfig) {}, func(d *Deps) {
+	e := startTestEnvDeps(t, testCluster.TestDatabase(t), func(*actors.EngineConfig) {}, func(d *Deps) func(context.Context) {
 		d.Files = files.NewService(d.Store, objects, d.Log)
+		return nil
 	})
 	return &filesEnv{e, objects}
 }

@@ -73,12 +73,14 @@ func (e *testEnv) twin() *testEnv {
 // startTestEnv starts a server on the database at url.
 func startTestEnv(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweak ...func(*Config)) *testEnv {
 	t.Helper()
-	return startTestEnvDeps(t, url, tweakEngine, func(*Deps) {}, tweak...)
+	return startTestEnvDeps(t, url, tweakEngine, func(*Deps) func(context.Context) { return nil }, tweak...)
 }
 
 // startTestEnvDeps is startTestEnv with the server's Deps changed by
-// tweakDeps (a document store, say).
-func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweakDeps func(*Deps), tweak ...func(*Config)) *testEnv {
+// tweakDeps (a document store, say). The stop tweakDeps returns, if not
+// nil, runs once HTTP has drained, before the engine and the pipeline
+// stop: the parts it started may write through them.
+func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineConfig), tweakDeps func(*Deps) (stop func(context.Context)), tweak ...func(*Config)) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, url)
@@ -119,7 +121,7 @@ func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineC
 		t.Fatal(err)
 	}
 	deps := Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg, Controls: ctrl}
-	tweakDeps(&deps)
+	stopTweaked := tweakDeps(&deps)
 	srv, err := New(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +137,9 @@ func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineC
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 		<-done
+		if stopTweaked != nil {
+			stopTweaked(sctx)
+		}
 		ctrl.Shutdown(sctx)
 		engine.Shutdown(sctx)
 		batcher.Stop()

@@ -1,27 +1,18 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/url"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/openbdp/bdp/actors"
-	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/edge/edgetest"
 	"github.com/openbdp/bdp/edge/sim"
 	"github.com/openbdp/bdp/mqtt"
-	"github.com/openbdp/bdp/pipeline"
-	"github.com/openbdp/bdp/store/storetest"
 )
 
 // setpointEnv is a server with the embedded MQTT broker and the edge
@@ -35,75 +26,44 @@ type setpointEnv struct {
 
 func newSetpointEnv(t *testing.T) *setpointEnv {
 	t.Helper()
-	ctx := context.Background()
-	st, dbURL := storetest.Open(t, testCluster) // closed after the cleanup below
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := prometheus.NewRegistry()
-	router := pipeline.NewRouter()
-	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go batcher.Run()
-	engine, err := actors.New(actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
-		OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	components, err := analytics.LoadCatalog(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hasher := auth.NewHasher(fastHash, 4)
-	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	broker, err := mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
-		mqtt.Deps{Store: st, Hasher: hasher, Throttle: throttle, Log: log, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := edge.NewManager(edge.Config{Broker: broker, Store: st, Sink: batcher, Log: log, Registry: reg,
-		Tick: 50 * time.Millisecond, OfflineAfter: 600 * time.Millisecond, OperationTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := edge.NewSetpoints(ctx, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stopRun := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); m.Run(runCtx) }()
-	srv, err := New(ctx, Config{OperatorToken: testOperatorToken, TokenSecret: bytes.Repeat([]byte("k"), 32),
-		CredentialTTL: time.Minute, HashParams: fastHash, Version: "test"},
-		Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg, Hasher: hasher,
-			Throttle: throttle, Setpoints: sp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-		stopRun()
-		<-ran
-		sp.Close()
-		m.Close()
-		_ = broker.Close(sctx)
-		engine.Shutdown(sctx)
-		batcher.Stop()
+	se := &setpointEnv{}
+	se.testEnv = startTestEnvDeps(t, testCluster.TestDatabase(t), func(*actors.EngineConfig) {}, func(d *Deps) func(context.Context) {
+		ctx := context.Background()
+		d.Controls = nil // no app runs here: a run answers 503
+		d.Hasher = auth.NewHasher(fastHash, 4)
+		throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Throttle = throttle
+		broker, err := mqtt.StartEmbedded(ctx, mqtt.Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute},
+			mqtt.Deps{Store: d.Store, Hasher: d.Hasher, Throttle: throttle, Log: d.Log, Registry: d.Registry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := edge.NewManager(edge.Config{Broker: broker, Store: d.Store, Sink: d.Ingest, Log: d.Log, Registry: d.Registry,
+			Tick: 50 * time.Millisecond, OfflineAfter: 600 * time.Millisecond, OperationTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := edge.NewSetpoints(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stopRun := context.WithCancel(context.Background())
+		ran := make(chan struct{})
+		go func() { defer close(ran); m.Run(runCtx) }()
+		d.Setpoints = sp
+		se.broker, se.m = broker, m
+		return func(ctx context.Context) {
+			stopRun()
+			<-ran
+			sp.Close()
+			m.Close()
+			_ = broker.Close(ctx)
+		}
 	})
-	return &setpointEnv{testEnv: &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: dbURL, store: st, srv: srv},
-		broker: broker, m: m}
+	return se
 }
 
 // writableProject makes a project of c with setpoint writing enabled,
