@@ -5,38 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/clock"
 )
 
-// fakeClock is the injected clock of the throttle tests.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newTestThrottle(t *testing.T, cfg ThrottleConfig) (*Throttle, *fakeClock) {
+func newTestThrottle(t *testing.T, cfg ThrottleConfig) (*Throttle, *clock.Fake) {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
-	cfg.Now = clock.Now
+	clk := clock.NewFake(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
+	cfg.Now = clk.Now
 	th, err := NewThrottle(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return th, clock
+	return th, clk
 }
 
 var loopback = netip.MustParseAddr("127.0.0.1")
@@ -82,10 +65,10 @@ func TestThrottleAccountAndAddressLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			th, clock := newTestThrottle(t, ThrottleConfig{})
+			th, clk := newTestThrottle(t, ThrottleConfig{})
 			for i := range tt.failures {
 				fail(t, th, tt.accountOf(i), tt.addrOf(i))
-				clock.advance(100 * time.Millisecond)
+				clk.Advance(100 * time.Millisecond)
 			}
 			next := tt.failures
 			err := th.Check(tt.accountOf(next), tt.addrOf(next))
@@ -114,18 +97,18 @@ func TestThrottleAccountAndAddressLimits(t *testing.T) {
 // Retry-After says, and then the account may try again; nothing locks it
 // for good.
 func TestThrottleRetryAfterEndsTheWait(t *testing.T) {
-	th, clock := newTestThrottle(t, ThrottleConfig{})
+	th, clk := newTestThrottle(t, ThrottleConfig{})
 	for range 10 {
 		fail(t, th, "ada@acme.test", loopback)
 	}
-	clock.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	r := throttled(t, th.Check("ada@acme.test", loopback))
 	if r.RetryAfter != 30*time.Second || r.RetrySeconds() != 30 {
 		t.Fatalf("RetryAfter = %v (%d s), want 30s", r.RetryAfter, r.RetrySeconds())
 	}
-	clock.advance(r.RetryAfter - time.Millisecond)
+	clk.Advance(r.RetryAfter - time.Millisecond)
 	throttled(t, th.Check("ada@acme.test", loopback))
-	clock.advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if err := th.Check("ada@acme.test", loopback); err != nil {
 		t.Fatalf("still refused after Retry-After: %v", err)
 	}
@@ -137,15 +120,15 @@ func TestThrottleRetryAfterEndsTheWait(t *testing.T) {
 
 	// Failures spread over the window: the wait ends when enough of the
 	// oldest have aged out, not a whole window after the last.
-	th, clock = newTestThrottle(t, ThrottleConfig{AccountFailures: 4, Window: 10 * time.Second})
+	th, clk = newTestThrottle(t, ThrottleConfig{AccountFailures: 4, Window: 10 * time.Second})
 	for range 2 {
 		fail(t, th, "bob@acme.test", loopback)
 	}
-	clock.advance(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	for range 2 {
 		fail(t, th, "bob@acme.test", loopback)
 	}
-	clock.advance(time.Second)
+	clk.Advance(time.Second)
 	if r := throttled(t, th.Check("bob@acme.test", loopback)); r.RetryAfter != 4*time.Second {
 		t.Fatalf("RetryAfter = %v, want 4s (the first two age out at 10s)", r.RetryAfter)
 	}
@@ -239,12 +222,12 @@ func TestThrottleConcurrentAttemptsDoNotOvershoot(t *testing.T) {
 // each.
 func TestThrottleMemoryIsBounded(t *testing.T) {
 	const maxKeys = 1000
-	th, clock := newTestThrottle(t, ThrottleConfig{MaxKeys: maxKeys})
+	th, clk := newTestThrottle(t, ThrottleConfig{MaxKeys: maxKeys})
 	for i := range 300_000 {
 		addr := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
 		fail(t, th, fmt.Sprintf("user%d@acme.test", i), addr)
 		if i%1000 == 0 {
-			clock.advance(time.Second)
+			clk.Advance(time.Second)
 		}
 	}
 	th.mu.Lock()

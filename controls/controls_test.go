@@ -46,7 +46,7 @@ func TestScheduleWritesAtEachBoundary(t *testing.T) {
 		start.App.Writes[0].DataPointID != "office_sp" || start.App.Writes[0].Priority != 13 || start.App.Writes[0].ResetValue != nil {
 		t.Fatalf("app_start: %+v", start)
 	}
-	e.waitFor("the one timer of the next boundary", func() bool { return e.clock.armed() == 1 })
+	e.waitFor("the one timer of the next boundary", func() bool { return e.clock.Armed() == 1 })
 
 	monday := e.clock.Now()
 	for _, step := range []struct {
@@ -59,9 +59,9 @@ func TestScheduleWritesAtEachBoundary(t *testing.T) {
 		{35 * time.Hour, 17},             // Tuesday 18:00
 		{7*24*time.Hour + time.Hour, 21}, // next Monday 08:00
 	} {
-		e.clock.set(monday.Add(step.at))
+		e.clock.Set(monday.Add(step.at))
 		e.waitFor("the value at "+e.clock.Now().Format(time.RFC3339), func() bool { return is(slot(dev, "office_sp", 13), step.want) })
-		e.waitFor("one timer armed", func() bool { return e.clock.armed() == 1 })
+		e.waitFor("one timer armed", func() bool { return e.clock.Armed() == 1 })
 	}
 	e.waitFor("the write logged with the device's answer", func() bool {
 		return strings.Contains(e.logText(app.ID), `wrote 21 to "office_sp" at priority 13`)
@@ -225,7 +225,7 @@ func TestAppActorFailureRestartsThenHealthCheckFails(t *testing.T) {
 	if got := strings.Count(e.logText(appA.ID), "restarted after a failure"); got != 2 {
 		t.Fatalf("%d restarts logged, want 2:\n%s", got, e.logText(appA.ID))
 	}
-	e.clock.set(e.clock.Now().Add(time.Hour))
+	e.clock.Set(e.clock.Now().Add(time.Hour))
 	e.waitFor("21 at 08:00", func() bool { return is(slot(dev, "a_sp", 13), 21) })
 	if s := e.status(p, appA.ID); s != store.StatusRunning {
 		t.Fatalf("status %d after restarts", s)
@@ -282,7 +282,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	dev.SetSlot("a_sp", 13, nil)
 
 	second := e.runtime(nil)
-	e.clock.set(e.clock.Now().Add(time.Hour)) // 08:00: the resumed app writes 21 at once
+	e.clock.Set(e.clock.Now().Add(time.Hour)) // 08:00: the resumed app writes 21 at once
 	if err := second.Resume(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -312,9 +312,9 @@ func TestAppStopsWhenItsProjectIsDeleted(t *testing.T) {
 	if _, err := e.st.DeleteProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(e.clock.Now().Add(time.Hour))
+	e.clock.Set(e.clock.Now().Add(time.Hour))
 	e.waitFor("the actor stopped", func() bool { return rt.Running() == 0 })
-	if n := e.clock.armed(); n != 0 {
+	if n := e.clock.Armed(); n != 0 {
 		t.Fatalf("%d timers still armed", n)
 	}
 }

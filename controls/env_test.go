@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/edge/edgetest"
@@ -46,7 +45,7 @@ type env struct {
 	router  *pipeline.Router
 	batcher *pipeline.Batcher
 	catalog *analytics.Catalog
-	clock   *fakeClock
+	clock   *clock.Fake
 	log     *slog.Logger
 }
 
@@ -63,7 +62,7 @@ func newEnvOn(t *testing.T, mosquitto bool) *env {
 	st, _ := storetest.Open(t, testCluster)
 	reg := prometheus.NewRegistry()
 	e := &env{t: t, st: st, hasher: auth.NewHasher(auth.HashParams{Time: 1, Memory: 1024, Threads: 1}, 4),
-		clock: &fakeClock{now: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)}, // a Monday
+		clock: clock.NewFake(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)), // a Monday
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil))}
 	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
 	if err != nil {
@@ -275,72 +274,3 @@ func slot(d *edgetest.Device, dp string, priority int) *float64 {
 }
 
 func is(v *float64, want float64) bool { return v != nil && *v == want }
-
-// fakeClock is a clock tests move by hand; its timers fire when it
-// passes them.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.stopped
-		t.stopped = true
-		return was
-	}
-}
-
-// set moves the clock to at and fires the timers due, in time order.
-func (c *fakeClock) set(at time.Time) {
-	c.mu.Lock()
-	c.now = at
-	var due, rest []*fakeTimer
-	for _, t := range c.timers {
-		switch {
-		case t.stopped:
-		case !t.at.After(at):
-			due = append(due, t)
-		default:
-			rest = append(rest, t)
-		}
-	}
-	c.timers = rest
-	c.mu.Unlock()
-	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
-		t.f()
-	}
-}
-
-// armed counts the timers not fired or stopped.
-func (c *fakeClock) armed() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if !t.stopped {
-			n++
-		}
-	}
-	return n
-}

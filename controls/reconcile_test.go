@@ -37,10 +37,10 @@ func TestAppWritesAgainWhenTheDeviceIsBack(t *testing.T) {
 	stop := e.sp.WatchBackOnline(rt.DeviceBack)
 	defer stop()
 	p, dev, app := e.roomSchedule(rt, "outage")
-	e.waitFor("the timer of 08:00", func() bool { return e.clock.armed() == 1 })
+	e.waitFor("the timer of 08:00", func() bool { return e.clock.Armed() == 1 })
 	dev.SetLink(false)
 	e.waitFor("the device offline", func() bool { return !e.m.Status(p).Online })
-	e.clock.set(e.clock.Now().Add(time.Hour)) // Monday 08:00: 21, while the device is away
+	e.clock.Set(e.clock.Now().Add(time.Hour)) // Monday 08:00: 21, while the device is away
 	e.waitFor("the write of 21 failed", func() bool {
 		logs, _, err := e.st.ControlsAppLogs(context.Background(), app.ID, store.AppLogQuery{Page: 1, PerPage: 1}) // newest
 		if err != nil {

@@ -55,7 +55,7 @@ func TestAppWhoseWritesAreRefusedInARowStops(t *testing.T) {
 		monday := e.clock.Now()
 		e.start(rt, plan)
 		e.waitFor("the default written", func() bool { return is(slot(dev, "office_sp", 13), 17) })
-		e.waitFor("the next boundary armed", func() bool { return e.clock.armed() == 1 })
+		e.waitFor("the next boundary armed", func() bool { return e.clock.Armed() == 1 })
 		off := false
 		if _, err := e.st.UpdateProjectSettings(context.Background(), p, store.SettingsPatch{SetpointWritingEnabled: &off}); err != nil {
 			t.Fatal(err)
@@ -64,10 +64,10 @@ func TestAppWhoseWritesAreRefusedInARowStops(t *testing.T) {
 		// Monday 08:00 (21), Tuesday 08:00 (21.5), next Monday 08:00 (21): the
 		// 17 of the evenings is on the device already, and not written again.
 		for i, at := range []time.Duration{time.Hour, 25 * time.Hour, 7*24*time.Hour + time.Hour} {
-			e.clock.set(monday.Add(at))
+			e.clock.Set(monday.Add(at))
 			e.waitFor("the refusal logged", func() bool { return refusals() == i+1 })
 			if i < 2 {
-				e.waitFor("the next boundary armed", func() bool { return e.clock.armed() == 1 })
+				e.waitFor("the next boundary armed", func() bool { return e.clock.Armed() == 1 })
 				if s := e.status(p, app.ID); s != store.StatusRunning {
 					t.Fatalf("after %d refusals the app has status %d, want Running", i+1, s)
 				}

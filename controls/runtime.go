@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/pipeline"
@@ -33,20 +34,6 @@ type History interface {
 	Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]actors.Point, error)
 }
 
-// Clock is the time apps see; tests inject one.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f once d has passed, unless stopped.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
 // Config is what the runtime needs from the platform.
 type Config struct {
 	Store   *store.Store
@@ -56,7 +43,7 @@ type Config struct {
 	Router  *pipeline.Router
 	History History
 	Log     *slog.Logger
-	Clock   Clock // time.Now and time.AfterFunc by default
+	Clock   clock.Clock // the wall clock (clock.Real) by default
 	// System is the process's actor system (actors.NewSystem); nil for
 	// one of the runtime's own.
 	System *actor.ActorSystem
@@ -109,7 +96,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("controls: Store, Catalog, Writer, Router, History and Log are required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = clock.Real{}
 	}
 	system := cfg.System
 	if system == nil {

@@ -5,30 +5,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 )
-
-// testClock is the clock injected into the login throttle.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // tokenGrant posts the OAuth2 password grant form.
 func (e *testEnv) tokenGrant(email, password string) resp {
@@ -70,8 +52,8 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := &testClock{now: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
-			tt.limits.Now = clock.Now
+			clk := clock.NewFake(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
+			tt.limits.Now = clk.Now
 			e := newTestEnv(t, func(c *Config) { c.LoginThrottle = tt.limits })
 			c := e.newCompany()
 			tok := e.do("POST", "/v2/auth/token", c.Admin, nil).want(t, 200).JSON["access_token"].(string)
@@ -96,7 +78,7 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 				t.Fatalf("metrics do not count the 4 refused logins by %s:\n%s", tt.scope, grepLines(m, "bdp_auth_throttled"))
 			}
 
-			clock.advance(wait)
+			clk.Advance(wait)
 			e.do("GET", "/v2/user", c.Admin, nil).want(t, 200)
 			e.do("POST", "/v2/auth/token", c.Admin, nil).want(t, 200)
 		})
@@ -145,8 +127,8 @@ func TestOpenAPIDocumentsThrottling(t *testing.T) {
 // The current password of a password change is a login attempt too: a
 // stolen token does not let its holder guess the password unthrottled.
 func TestPasswordChangeGuessesAreThrottled(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
-	e := newTestEnv(t, func(c *Config) { c.LoginThrottle = auth.ThrottleConfig{Now: clock.Now} })
+	clk := clock.NewFake(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
+	e := newTestEnv(t, func(c *Config) { c.LoginThrottle = auth.ThrottleConfig{Now: clk.Now} })
 	c := e.newCompany()
 	tok := bearer(e.do("POST", "/v2/auth/token", c.Admin, nil).want(t, 200).JSON["access_token"].(string))
 	guess := func(current string) resp {
@@ -160,6 +142,6 @@ func TestPasswordChangeGuessesAreThrottled(t *testing.T) {
 	wantThrottled(t, e.do("GET", "/v2/user", c.Admin, nil)) // as do logins of the account
 	e.do("GET", "/v2/user", tok, nil).want(t, 200)          // the token itself still works
 
-	clock.advance(wait)
+	clk.Advance(wait)
 	guess(c.Admin.password).want(t, 200)
 }
