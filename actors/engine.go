@@ -96,10 +96,7 @@ type Engine struct {
 	closeWriter sync.Once
 	giveUp      chan struct{} // closed when Shutdown's context ends: stop retrying writes
 	closeGiveUp sync.Once
-	// stopWaits are the goroutines that wait for a stopped actor's end
-	// after its Stop gave up waiting (its context ended); Shutdown joins
-	// them. Each ends within protoactor's StopFuture time-out, 10 s.
-	stopWaits sync.WaitGroup
+	stopWaits   sync.WaitGroup // Stop's waits (StopAndWait), joined by Shutdown
 }
 
 // outputQueue bounds the outputs waiting for the writer; a full queue
@@ -221,15 +218,7 @@ func (e *Engine) Stop(ctx context.Context, k Key) error {
 		return nil // not running, or its Start has not spawned it yet
 	}
 	e.forget(k)
-	// StopFuture waits for the actor's Stopped, at most 10 s.
-	done := make(chan error, 1)
-	e.stopWaits.Go(func() { done <- e.system.Root.StopFuture(pid).Wait() })
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return StopAndWait(ctx, e.system, pid, &e.stopWaits)
 }
 
 // Running tells whether a virtual datapoint's actor runs.

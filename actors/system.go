@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -67,5 +68,20 @@ func (h HealthStrategy) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor
 	sup.StopChildren(child)
 	if h.GiveUp != nil {
 		h.GiveUp(child, reason)
+	}
+}
+
+// StopAndWait stops an actor and waits for its end until ctx ends. The
+// wait runs on a goroutine of waits, whose owner joins it at shutdown:
+// once ctx has ended it goes on, within protoactor's StopFuture time-out
+// of 10 s.
+func StopAndWait(ctx context.Context, system *actor.ActorSystem, pid *actor.PID, waits *sync.WaitGroup) error {
+	done := make(chan error, 1)
+	waits.Go(func() { done <- system.Root.StopFuture(pid).Wait() })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -73,10 +73,7 @@ type Runtime struct {
 	running map[string]*actor.PID    // app id -> its actor
 	plans   map[string]*registration // PID id -> what its actor runs, for restarts
 
-	// stopWaits are the goroutines that wait for a stopped app's actor to
-	// end after its Stop gave up waiting (its context ended); Shutdown
-	// joins them. Each ends within protoactor's StopFuture time-out, 10 s.
-	stopWaits sync.WaitGroup
+	stopWaits sync.WaitGroup // Stop's waits (actors.StopAndWait), joined by Shutdown
 }
 
 // registration is what an actor runs; begun once its first start began,
@@ -160,15 +157,8 @@ func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
 		return nil
 	}
 	r.cancelApp(pid)
-	done := make(chan error, 1)
-	r.stopWaits.Go(func() { done <- r.system.Root.StopFuture(pid).Wait() })
-	select {
-	case err := <-done:
-		if err != nil {
-			return err
-		}
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := actors.StopAndWait(ctx, r.system, pid, &r.stopWaits); err != nil {
+		return err
 	}
 	r.forgetPID(pid)
 	// The request waits for the device at most StopDeviceWait; unanswered,
