@@ -16,7 +16,7 @@ import (
 // (ReadBatcher), the starts in progress share a few queries, so many at
 // once make few large queries rather than many small ones, while the
 // database sees only ReadBatcher's few connections (100,000 datapoints of
-// bdp-bench vdp's mix resumed in 72–76 s on 2 cores).
+// bdp-bench vdp's mix resumed in 72–80 s on 2 cores).
 const DefaultResumeConcurrency = 256
 
 // MaxResumeConcurrency bounds BDP_RESUME_CONCURRENCY.

@@ -22,11 +22,9 @@ var (
 // the plan made then; the app it returns shows Starting, or Start failed
 // with the reason, and the actor moves it on. p is the plan its checks
 // were made with (Prepare); by names who started it, for the app's log.
-// affected is false for an app running already, left alone.
+// affected is false for an app that is not in a StartableFrom status by
+// the time the store changes it (running already), left alone.
 func (r *Runtime) StartApp(ctx context.Context, a store.ControlsApp, p Plan, by string) (_ store.ControlsApp, affected bool, _ error) {
-	if store.AppActive(a.StatusCode) {
-		return a, false, nil
-	}
 	a, changed, err := r.cfg.Store.ChangeControlsApp(ctx, a.ProjectID, a.ID, store.AppChange{Code: store.StatusStarting,
 		Message: "started by " + by, From: StartableFrom, Targets: p.Targets()})
 	if err != nil || !changed {

@@ -64,7 +64,8 @@ func (s *Server) checkAppRun(c *fiber.Ctx, cl *call, a store.ControlsApp) (contr
 }
 
 // startApp starts an app (controls.Runtime.StartApp) and answers what it
-// became.
+// became. An app running already needs no runtime (checkAppRun does not
+// ask for one) and is answered as it is.
 func (s *Server) startApp(ctx context.Context, cl *call, a store.ControlsApp, p controls.Plan) (appRunResult, error) {
 	if store.AppActive(a.StatusCode) {
 		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil

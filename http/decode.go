@@ -78,6 +78,7 @@ func decodeError(err error) error {
 	}
 	return fault.Invalidf("%s", codec.JSONProblem("", err))
 }
+
 func checkRequired(dst any) error {
 	v := reflect.ValueOf(dst).Elem()
 	if v.Kind() != reflect.Struct {

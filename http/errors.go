@@ -15,8 +15,8 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// statusOf maps every fault kind to its status code (decisions.md 3). The
-// switch is exhaustive: errors_test.go fails when a kind is missing.
+// statusOf maps every fault kind to its status code (decisions.md 3) by
+// kindStatus; errors_test.go fails when a kind is missing from it.
 func statusOf(k fault.Kind) int {
 	if s, ok := kindStatus[k]; ok {
 		return s

@@ -44,7 +44,7 @@ const serveGCPercent = 200
 // of what runs until the end (HTTP, the resume of virtual datapoints, the
 // signal); then stop the parts in the reverse order of their start,
 // within BDP_SHUTDOWN_TIMEOUT, and close the database last.
-func runServe(ctx context.Context) (err error) {
+func runServe(ctx context.Context) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("bad configuration:\n%w", err)
