@@ -150,7 +150,7 @@ func startGateway(ctx context.Context, cfg EmbeddedConfig, addr string, ms meta.
 	var once sync.Once
 	go func() {
 		defer close(e.done)
-		e.err = embedgw.RunVersityGW(runCtx, be, &embedgw.Config{
+		e.err = embedgw.RunVersityGW(runCtx, wholeBodies{be}, &embedgw.Config{
 			RootUserAccess: cfg.AccessKey,
 			RootUserSecret: cfg.SecretKey,
 			Region:         DefaultRegion,
