@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/pipeline"
 )
 
 // POST /v2/project/{project_id}/importTimeseries through the real server
@@ -341,7 +343,7 @@ func TestImportLimitContinueSaysWhatStays(t *testing.T) {
 	pid, _ := e.newProject(c.Admin)
 	r := e.importStream(c.Admin, pid, "continue", func(w io.Writer) error { return imGenerate(w, 150_000) }).wantError(t, 413)
 	stored := e.sqlFloat(imCount, pid)
-	if stored < importChunk || !strings.Contains(r.JSON["error"].(string), fmt.Sprintf("(%d lines were stored before;", int(stored))) {
+	if stored < pipeline.ImportChunk || !strings.Contains(r.JSON["error"].(string), fmt.Sprintf("(%d lines were stored before;", int(stored))) {
 		t.Fatalf("stored %v: %s", stored, r.Body)
 	}
 }
@@ -351,7 +353,7 @@ func TestImportAbortSpool(t *testing.T) {
 	e := newTestEnv(t)
 	c := e.newCompany()
 	pid, _ := e.newProject(c.Admin)
-	const n = importMemChunks*importChunk + importChunk/2
+	const n = pipeline.ImportMemChunks*pipeline.ImportChunk + pipeline.ImportChunk/2
 	gen := func(bad bool) func(w io.Writer) error {
 		return func(w io.Writer) error {
 			bw := bytes.NewBuffer(nil)

@@ -1,4 +1,4 @@
-package http
+package pipeline
 
 import (
 	"bufio"
@@ -11,11 +11,10 @@ import (
 	"sync/atomic"
 
 	"github.com/openbdp/bdp/codec"
-	"github.com/openbdp/bdp/pipeline"
 )
 
 // The two ends of a CSV import (csvimport.go): chunkWriter stores chunks
-// through the pipeline while the next one is parsed; spool holds an
+// through the Sink while the next one is parsed; spool holds an
 // abort-mode import aside until its last line is checked.
 
 // errWriteFailed tells the parser that an earlier chunk failed to store;
@@ -28,8 +27,8 @@ var errWriteFailed = errors.New("an import chunk failed to store")
 // replace it, not the other way round.
 type chunkWriter struct {
 	ctx    context.Context
-	sink   pipeline.Sink
-	jobs   chan []pipeline.Observation
+	sink   Sink
+	jobs   chan []Observation
 	done   chan struct{}
 	once   sync.Once
 	failed atomic.Bool
@@ -37,8 +36,8 @@ type chunkWriter struct {
 	stored atomic.Int64
 }
 
-func newChunkWriter(ctx context.Context, sink pipeline.Sink) *chunkWriter {
-	w := &chunkWriter{ctx: ctx, sink: sink, jobs: make(chan []pipeline.Observation, 1), done: make(chan struct{})}
+func newChunkWriter(ctx context.Context, sink Sink) *chunkWriter {
+	w := &chunkWriter{ctx: ctx, sink: sink, jobs: make(chan []Observation, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -49,7 +48,7 @@ func (w *chunkWriter) run() {
 		if w.err != nil {
 			continue // after a failure nothing more is written
 		}
-		if err := w.sink.Write(w.ctx, pipeline.SourceCSV, chunk); err != nil {
+		if err := w.sink.Write(w.ctx, SourceCSV, chunk); err != nil {
 			w.err = err
 			w.failed.Store(true)
 			continue
@@ -59,7 +58,7 @@ func (w *chunkWriter) run() {
 }
 
 // put queues a chunk; it blocks while one is written and one waits.
-func (w *chunkWriter) put(chunk []pipeline.Observation) error {
+func (w *chunkWriter) put(chunk []Observation) error {
 	if w.failed.Load() {
 		return errWriteFailed
 	}
@@ -74,20 +73,22 @@ func (w *chunkWriter) close() error {
 	return w.err
 }
 
-// spool keeps the chunks of an abort-mode import: the first
-// importMemChunks in memory, the rest in a temporary file in the format of
-// codec's SpoolEncoder.
+// spool keeps the chunks of an abort-mode import: the first memChunks in
+// memory, the rest in a temporary file in the format of codec's
+// SpoolEncoder, read back in chunks of chunk observations.
 type spool struct {
 	projectID int64
-	mem       [][]pipeline.Observation
+	memChunks int
+	chunk     int
+	mem       [][]Observation
 	f         *os.File
 	w         *bufio.Writer
 	enc       codec.SpoolEncoder
 	onDisk    int
 }
 
-func (sp *spool) put(chunk []pipeline.Observation) error {
-	if len(sp.mem) < importMemChunks {
+func (sp *spool) put(chunk []Observation) error {
+	if len(sp.mem) < sp.memChunks {
 		sp.mem = append(sp.mem, chunk)
 		return nil
 	}
@@ -108,7 +109,7 @@ func (sp *spool) put(chunk []pipeline.Observation) error {
 }
 
 // replay hands every chunk to put, in file order.
-func (sp *spool) replay(put func([]pipeline.Observation) error, progress func()) error {
+func (sp *spool) replay(put func([]Observation) error, progress func()) error {
 	for len(sp.mem) > 0 {
 		if err := put(sp.mem[0]); err != nil {
 			return err
@@ -126,18 +127,18 @@ func (sp *spool) replay(put func([]pipeline.Observation) error, progress func())
 		return fmt.Errorf("rewind the import spool: %w", err)
 	}
 	dec := codec.NewSpoolDecoder(bufio.NewReaderSize(sp.f, 1<<20))
-	chunk := make([]pipeline.Observation, 0, importChunk)
+	chunk := make([]Observation, 0, sp.chunk)
 	for i := 0; i < sp.onDisk; i++ {
 		id, t, v, err := dec.Next()
 		if err != nil {
 			return err
 		}
-		chunk = append(chunk, pipeline.Observation{ProjectID: sp.projectID, DataPointID: id, Time: t, Value: v})
-		if len(chunk) == importChunk {
+		chunk = append(chunk, Observation{ProjectID: sp.projectID, DataPointID: id, Time: t, Value: v})
+		if len(chunk) == sp.chunk {
 			if err := put(chunk); err != nil {
 				return err
 			}
-			chunk = make([]pipeline.Observation, 0, importChunk) // put owns the old one
+			chunk = make([]Observation, 0, sp.chunk) // put owns the old one
 			progress()
 		}
 	}
