@@ -141,6 +141,10 @@ func New(cfg EngineConfig) (*Engine, error) {
 	return e, nil
 }
 
+// startAnswerTimeout bounds the wait for an actor's first start: history
+// reads of a catch-up take seconds, not this.
+const startAnswerTimeout = 10 * time.Minute
+
 // Start spawns the actor of a virtual datapoint and returns once it runs
 // (history loaded, subscribed), with where its live calculation begins in
 // event time: the cursor a later CatchUp takes when no output of this run
@@ -187,24 +191,24 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 	// Reserved while it starts (no pid yet): a second Start of it fails.
 	e.running[k] = runningVDP{windowBytes: def.WindowBytes}
 	e.mu.Unlock()
-	started := make(chan startResult, 1)
-	reply := make(chan *actor.PID, 1)
-	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, cursor: cursor, started: started, reply: reply})
-	// The supervisor answers at once; waiting for it even when ctx ends
-	// means no actor is left running that nobody knows of.
-	pid := <-reply
-	e.mu.Lock()
-	e.running[k] = runningVDP{pid: pid, windowBytes: def.WindowBytes}
-	e.mu.Unlock()
-	var res startResult
-	select {
-	case res = <-started:
-	case <-ctx.Done():
+	// The actor answers once its first start is done. A caller that gives
+	// up abandons the start: that cuts its history reads short (forget),
+	// so the answer comes soon, and stops the actor.
+	answer := e.system.Root.RequestFuture(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, cursor: cursor}, startAnswerTimeout)
+	stopAbandon := context.AfterFunc(ctx, func() { e.abandon(k) })
+	msg, err := answer.Result()
+	stopAbandon()
+	res, ok := msg.(*startResult)
+	switch {
+	case err != nil:
+		res = &startResult{err: fmt.Errorf("actors: start %d/%s: %w", def.ProjectID, def.DataPointID, err)}
+	case !ok:
+		res = &startResult{err: fmt.Errorf("actors: start %d/%s: answered %T", def.ProjectID, def.DataPointID, msg)}
+	case ctx.Err() != nil:
 		res.err = ctx.Err()
 	}
 	if res.err != nil {
-		e.forget(k)
-		e.system.Root.Stop(pid)
+		e.abandon(k)
 	}
 	return res.cursor, res.err
 }
@@ -340,11 +344,11 @@ func (e *Engine) store(batch []pipeline.Observation) {
 	}
 }
 
-func (e *Engine) forget(k Key) {
+func (e *Engine) forget(k Key) (pid *actor.PID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r, ok := e.running[k]; ok {
-		if pid := r.pid; pid != nil {
+		if pid = r.pid; pid != nil {
 			if r := e.actors[pid.Id]; r != nil && r.cancel != nil {
 				r.cancel() // a start in progress stops reading history
 			}
@@ -352,6 +356,15 @@ func (e *Engine) forget(k Key) {
 		}
 		delete(e.running, k)
 		e.budget.release(r.windowBytes)
+	}
+	return pid
+}
+
+// abandon forgets a datapoint whose Start failed or gave up and stops its
+// actor, if it was spawned; one spawned later stops itself (register).
+func (e *Engine) abandon(k Key) {
+	if pid := e.forget(k); pid != nil {
+		e.system.Root.Stop(pid)
 	}
 }
 
@@ -385,13 +398,21 @@ type registration struct {
 }
 
 // register notes what a spawned actor runs, before the actor can fail,
-// and returns the registry's copy of its definition, for the actor.
-func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) *Definition {
+// and returns the registry's copy of its definition, for the actor; false
+// when its Start has given up meanwhile.
+func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) (*Definition, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	k := def.key()
+	running, ok := e.running[k]
+	if !ok {
+		return nil, false
+	}
+	running.pid = pid
+	e.running[k] = running
 	r := &registration{def: *def, cursor: cursor}
 	e.actors[pid.Id] = r
-	return &r.def
+	return &r.def, true
 }
 
 // setCursor notes where an actor's live calculation began, for its

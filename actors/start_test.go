@@ -17,8 +17,13 @@ type gatedHistory struct {
 	gate chan struct{}
 }
 
+// Recent waits for the gate, or gives up with ctx as the store's reads do.
 func (g gatedHistory) Recent(ctx context.Context, projectID int64, dataPointID string, count int, since, end time.Time) ([]Point, error) {
-	<-g.gate
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	return g.SourceReader.Recent(ctx, projectID, dataPointID, count, since, end)
 }
 

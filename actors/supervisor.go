@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -18,12 +19,14 @@ type supervisor struct {
 	props *actor.Props
 }
 
+// spawnRequest asks the supervisor for a virtual datapoint's actor. It is
+// a request: the answer, a *startResult, comes from the actor once its
+// first start is done (or from the supervisor when the Start that asked
+// has given up meanwhile).
 type spawnRequest struct {
 	def     *Definition
-	catchUp bool             // the first start catches up (Engine.CatchUp)
-	cursor  time.Time        // where a catch-up without a later stored output begins
-	started chan startResult // the actor reports its first start here
-	reply   chan *actor.PID
+	catchUp bool      // the first start catches up (Engine.CatchUp)
+	cursor  time.Time // where a catch-up without a later stored output begins
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
@@ -31,11 +34,16 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		pid := ctx.Spawn(s.props)
 		// Registered before the actor can fail, so a restart finds it and
 		// a Start that gives up forgets it.
-		def := s.engine.register(pid, req.def, req.cursor)
+		def, ok := s.engine.register(pid, req.def, req.cursor)
+		if !ok { // its Start gave up before the spawn
+			ctx.Stop(pid)
+			ctx.Respond(&startResult{err: context.Canceled})
+			return
+		}
 		// The first message in the new mailbox, before any delivery: the
-		// actor subscribes to its sources only while handling it.
-		ctx.Send(pid, &initialize{def: def, catchUp: req.catchUp, cursor: req.cursor, started: req.started})
-		req.reply <- pid
+		// actor subscribes to its sources only while handling it, and
+		// answers the request when its first start is done.
+		ctx.Send(pid, &initialize{def: def, catchUp: req.catchUp, cursor: req.cursor, replyTo: ctx.Sender()})
 	}
 }
 

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -85,3 +86,23 @@ func StopAndWait(ctx context.Context, system *actor.ActorSystem, pid *actor.PID,
 		return ctx.Err()
 	}
 }
+
+// Ask sends request to pid and waits at most timeout for its answer, which
+// must be a T: request and response through the actor system, where a Go
+// channel in the message would tie asker and actor to one process.
+func Ask[T any](system *actor.ActorSystem, pid *actor.PID, request any, timeout time.Duration) (T, error) {
+	var zero T
+	msg, err := system.Root.RequestFuture(pid, request, timeout).Result()
+	if err != nil {
+		return zero, fmt.Errorf("actors: ask %s: %w", pid.Id, err)
+	}
+	answer, ok := msg.(T)
+	if !ok {
+		return zero, fmt.Errorf("actors: ask %s: answered %T, not %T", pid.Id, msg, zero)
+	}
+	return answer, nil
+}
+
+// SpawnTimeout bounds the wait for a supervisor's answer to a spawn
+// request, which it gives at once.
+const SpawnTimeout = 10 * time.Second

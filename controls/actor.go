@@ -25,9 +25,10 @@ type supervisor struct {
 	props *actor.Props // one for all actors: a plan comes in the first message
 }
 
+// spawnRequest asks the supervisor for an app's actor; it answers with
+// the actor's PID (actors.Ask).
 type spawnRequest struct {
-	plan  *Plan
-	reply chan *actor.PID
+	plan *Plan
 }
 
 // initialize is an actor's first message: its first start.
@@ -48,7 +49,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		} else {
 			ctx.Send(pid, &initialize{})
 		}
-		req.reply <- pid
+		ctx.Respond(pid)
 	}
 }
 

@@ -135,15 +135,12 @@ func (r *Runtime) Start(ctx context.Context, p Plan) error {
 	}
 	r.running[p.App.ID] = nil // reserved
 	r.mu.Unlock()
-	reply := make(chan *actor.PID, 1)
-	r.system.Root.Send(r.supervisor, &spawnRequest{plan: &p, reply: reply})
-	select {
-	case <-reply:
-		return nil
-	case <-ctx.Done():
-		// The spawn happens anyway; the actor is known and can be stopped.
-		return nil
+	// The supervisor answers at once; once it has, the actor is known
+	// and can be stopped.
+	if _, err := actors.Ask[*actor.PID](r.system, r.supervisor, &spawnRequest{plan: &p}, actors.SpawnTimeout); err != nil {
+		return fmt.Errorf("controls: start app %s: %w", p.App.ID, err)
 	}
+	return nil
 }
 
 // Stop stops an app's actor and waits for it; it unregisters the app on

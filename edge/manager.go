@@ -159,14 +159,15 @@ func (m *Manager) tick() {
 // come to its strategy.
 type supervisor struct{}
 
+// spawnRequest asks the supervisor for a child of props; it answers with
+// the child's PID (actors.Ask).
 type spawnRequest struct {
 	props *actor.Props
-	reply chan *actor.PID
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
 	if req, ok := ctx.Message().(*spawnRequest); ok {
-		req.reply <- ctx.Spawn(req.props)
+		ctx.Respond(ctx.Spawn(req.props))
 	}
 }
 
@@ -216,9 +217,11 @@ func (m *Manager) Start(projectID int64) error {
 		return nil
 	}
 	c := &conn{projectID: projectID, m: m, data: make(chan []Observation, dataQueue)}
-	reply := make(chan *actor.PID, 1)
-	m.system.Root.Send(m.sup, &spawnRequest{props: actor.PropsFromProducer(func() actor.Actor { return &connActor{c: c} }), reply: reply})
-	c.pid = <-reply
+	pid, err := actors.Ask[*actor.PID](m.system, m.sup, &spawnRequest{props: actor.PropsFromProducer(func() actor.Actor { return &connActor{c: c} })}, actors.SpawnTimeout)
+	if err != nil {
+		return fmt.Errorf("edge: start the connection of project %d: %w", projectID, err)
+	}
+	c.pid = pid
 	for _, sub := range []struct {
 		topic  string
 		handle func([]byte)

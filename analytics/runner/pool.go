@@ -142,7 +142,10 @@ func New(cfg Config) (*Pool, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	p := &Pool{cfg: cfg, metrics: m, idle: make(chan *actor.PID, cfg.Workers), wake: make(chan struct{}, 1),
 		runCtx: runCtx, cancelRuns: cancel, claimed: map[string]store.AnalysisRun{}}
-	p.startActors()
+	if err := p.startActors(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("runner: %w", err)
+	}
 	return p, nil
 }
 

@@ -40,9 +40,10 @@ type supervisor struct {
 	props *actor.Props // the workers'
 }
 
+// spawnWorkers asks the supervisor for n workers; it answers with their
+// PIDs (actors.Ask).
 type spawnWorkers struct {
-	n     int
-	reply chan []*actor.PID
+	n int
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
@@ -51,7 +52,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		for i := range pids {
 			pids[i] = ctx.Spawn(s.props)
 		}
-		req.reply <- pids
+		ctx.Respond(pids)
 	}
 }
 
@@ -99,19 +100,22 @@ func (r *runPanic) String() string { return fmt.Sprint(r.value) }
 
 // startActors starts the actor system, the supervisor and the workers,
 // each of them idle.
-func (p *Pool) startActors() {
+func (p *Pool) startActors() error {
 	if p.system = p.cfg.System; p.system == nil {
 		p.system = actors.NewSystem(p.cfg.Log)
 	}
 	sup := &supervisor{props: actor.PropsFromProducer(func() actor.Actor { return &worker{pool: p} })}
 	p.supervisor = p.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(&restartStrategy{pool: p})))
-	reply := make(chan []*actor.PID, 1)
-	p.system.Root.Send(p.supervisor, &spawnWorkers{n: p.cfg.Workers, reply: reply})
-	p.workers = <-reply
+	workers, err := actors.Ask[[]*actor.PID](p.system, p.supervisor, &spawnWorkers{n: p.cfg.Workers}, actors.SpawnTimeout)
+	if err != nil {
+		return err
+	}
+	p.workers = workers
 	for _, w := range p.workers {
 		p.idle <- w
 	}
+	return nil
 }
 
 // execute computes one run and writes its result. It fails the run when
