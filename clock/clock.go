@@ -101,3 +101,31 @@ func (c *Fake) Armed() int {
 	}
 	return n
 }
+
+// Pending is when each armed timer is due, earliest first.
+func (c *Fake) Pending() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var due []time.Time
+	for _, t := range c.timers {
+		if !t.stopped {
+			due = append(due, t.at)
+		}
+	}
+	slices.SortFunc(due, time.Time.Compare)
+	return due
+}
+
+// Timer is time.Timer on a Clock: C receives the clock's time once the
+// duration has passed, unless Stop comes first.
+type Timer struct {
+	C    <-chan time.Time
+	Stop func() bool
+}
+
+// NewTimer arms a Timer on c for d.
+func NewTimer(c Clock, d time.Duration) Timer {
+	fired := make(chan time.Time, 1) // the callback never blocks
+	stop := c.AfterFunc(d, func() { fired <- c.Now() })
+	return Timer{C: fired, Stop: stop}
+}

@@ -125,7 +125,7 @@ func (h *authHook) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
 		return true
 	}
 	a, ok := h.b.sessions.accountOf(cl)
-	allowed := ok && !a.Expired(h.b.cfg.Now())
+	allowed := ok && !a.Expired(h.b.cfg.Clock.Now())
 	if write {
 		allowed = allowed && a.MayPublish(topic)
 		if !allowed {
@@ -207,7 +207,7 @@ func (e *Embedded) authenticate(ctx context.Context, username, password, remote 
 	case fault.Is(err, fault.NotFound):
 		// An expired user was deleted (or is about to be): the right
 		// password is told so, for a while.
-		if gone, ok := e.expired.get(username, e.cfg.Now()); ok {
+		if gone, ok := e.expired.get(username, e.cfg.Clock.Now()); ok {
 			u, hash, absent = gone, gone.PasswordHash, refusedExpired
 		} else {
 			hash, absent = e.dummyHash, refusedUnknownUser
@@ -253,7 +253,7 @@ func (e *Embedded) authenticate(ctx context.Context, username, password, remote 
 // (by the broker's clock) before the expiry timer removed it.
 func (e *Embedded) admit(u store.MQTTUser) (Account, string, string) {
 	a := accountOf(u)
-	if a.Expired(e.cfg.Now()) {
+	if a.Expired(e.cfg.Clock.Now()) {
 		return Account{}, "", refusedExpired
 	}
 	return a, u.PasswordHash, ""

@@ -11,6 +11,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -56,10 +57,10 @@ func TestCredentialCache(t *testing.T) {
 	// The notice of the new user drops its cached credentials (any
 	// change does); the timer it re-arms tells when that is done.
 	start := time.Now().Truncate(time.Millisecond) // as stored: whole microseconds
-	clock := newFakeClock(start)
-	e := newBrokerEnv(t, brokerEnvConfig{now: clock.Now, newTimer: clock.NewTimer})
+	fake := clock.NewFake(start)
+	e := newBrokerEnv(t, brokerEnvConfig{clock: fake})
 	u := e.user("gw", "first-password", store.MQTTWrite, start.Add(time.Hour))
-	clock.waitArmed(t, time.Hour)
+	waitArmed(t, fake, start.Add(time.Hour))
 	hashes := func() float64 { return e.metric("bdp_mqtt_password_hashes_total") }
 	if _, _, err := e.connect5("cache-1", "gw", "first-password"); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -77,9 +78,9 @@ type Config struct {
 	MaxPacketSize uint32        // default DefaultMaxPacketSize
 	ClientQueue   int32         // messages; default DefaultClientQueue
 	CredentialTTL time.Duration // verified credentials are remembered this long; 0 disables
-	// Now and NewTimer are the clock of expiry; nil: the real one.
-	Now      func() time.Time
-	NewTimer func(d time.Duration) Timer
+	// Clock is the time of expiry and of the credential cache; nil: the
+	// real one.
+	Clock clock.Clock
 }
 
 // Deps are the parts of the platform the broker uses. Hasher and Throttle
@@ -147,11 +148,8 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	if cfg.ClientQueue <= 0 {
 		cfg.ClientQueue = DefaultClientQueue
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.NewTimer == nil {
-		cfg.NewTimer = newRealTimer
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
 	log := deps.Log.With(slog.String("component", "mqtt"))
 	dummy, err := deps.Hasher.Hash(ctx, randomPassword())
@@ -159,7 +157,7 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 		return nil, fmt.Errorf("mqtt: %w", err)
 	}
 	e := &Embedded{cfg: cfg, deps: deps, log: log, dummyHash: dummy, expired: newExpiredUsers(),
-		creds: auth.NewCredentialCache([]byte(randomPassword()), cfg.CredentialTTL, cfg.Now), rearm: make(chan struct{}, 1),
+		creds: auth.NewCredentialCache([]byte(randomPassword()), cfg.CredentialTTL, cfg.Clock.Now), rearm: make(chan struct{}, 1),
 		listening: make(chan struct{}), closed: make(chan struct{})}
 
 	caps := mochi.NewDefaultServerCapabilities()
@@ -192,7 +190,7 @@ func NewEmbedded(ctx context.Context, cfg Config, deps Deps) (*Embedded, error) 
 	if err := e.server.AddHook(&fanoutHook{f: e.fan}, nil); err != nil {
 		return nil, err
 	}
-	if err := e.server.AddHook(newSessionHook(cfg.Now), nil); err != nil {
+	if err := e.server.AddHook(newSessionHook(cfg.Clock.Now), nil); err != nil {
 		return nil, err
 	}
 	e.audience = &audienceHook{server: e.server}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/storetest"
 )
@@ -41,8 +43,7 @@ type brokerEnv struct {
 
 type brokerEnvConfig struct {
 	throttle auth.ThrottleConfig
-	now      func() time.Time
-	newTimer func(time.Duration) Timer
+	clock    clock.Clock // nil: the real one
 	wsAddr   string
 	cacheTTL time.Duration // default a minute
 	// tls, when set, serves MQTT over TLS and over WebSocket over TLS
@@ -76,7 +77,7 @@ func newBrokerEnv(t *testing.T, cfg brokerEnvConfig) *brokerEnv {
 	if cfg.cacheTTL == 0 {
 		cfg.cacheTTL = time.Minute
 	}
-	bcfg := Config{Addr: "127.0.0.1:0", WSAddr: cfg.wsAddr, CredentialTTL: cfg.cacheTTL, Now: cfg.now, NewTimer: cfg.newTimer}
+	bcfg := Config{Addr: "127.0.0.1:0", WSAddr: cfg.wsAddr, CredentialTTL: cfg.cacheTTL, Clock: cfg.clock}
 	if cfg.tls != nil {
 		bcfg.TLSAddr, bcfg.WSSAddr, bcfg.TLS = "127.0.0.1:0", "127.0.0.1:0", cfg.tls
 	}
@@ -260,6 +261,21 @@ func (c *client5) waitDisconnected(t *testing.T, within time.Duration) (byte, ti
 	return 0, time.Time{}
 }
 
+// aheadClock is the wall clock moved on by a duration the test may change.
+type aheadClock struct{ by *atomic.Int64 } // nanoseconds
+
+func newAheadClock(by time.Duration) aheadClock {
+	c := aheadClock{by: new(atomic.Int64)}
+	c.by.Store(int64(by))
+	return c
+}
+
+func (c aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.by.Load())) }
+
+func (c aheadClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
 // TestConnectRefusals: who may connect, with the reason code an MQTT 5
 // client is told and the refusal counted by reason.
 func TestConnectRefusals(t *testing.T) {
@@ -267,7 +283,7 @@ func TestConnectRefusals(t *testing.T) {
 	// more hour by the database's clock has expired by the broker's:
 	// valid_until is checked on CONNECT, not only by the expiry timer.
 	ahead := 2 * time.Hour
-	e := newBrokerEnv(t, brokerEnvConfig{now: func() time.Time { return time.Now().Add(ahead) }})
+	e := newBrokerEnv(t, brokerEnvConfig{clock: newAheadClock(ahead)})
 	e.user("reader", "reader-password", store.MQTTRead, time.Now().Add(3*time.Hour))
 	e.user("lapsed", "lapsed-password", store.MQTTRead, time.Now().Add(time.Hour))
 	edgeHash := e.hash("edge-password")

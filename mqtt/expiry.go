@@ -8,22 +8,10 @@ import (
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
 )
-
-// Timer is the expiry timer as the broker uses it; Config.NewTimer lets a
-// test drive it.
-type Timer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
-
-type realTimer struct{ t *time.Timer }
-
-func newRealTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
-func (r realTimer) C() <-chan time.Time  { return r.t.C }
-func (r realTimer) Stop() bool           { return r.t.Stop() }
 
 // expiryRetry is how soon a failed look-up of the next expiry is retried.
 const expiryRetry = time.Second
@@ -34,18 +22,18 @@ const expiryRetry = time.Second
 // for the next. A change of any user re-arms it.
 func (e *Embedded) runExpiry(ctx context.Context) {
 	for {
-		var timer Timer
+		var timer *clock.Timer
 		next, ok, err := e.deps.Store.NextMQTTUserExpiry(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.log.Warn("mqtt expiry: look up next expiry", slog.Any("error", err))
-			timer = e.cfg.NewTimer(expiryRetry)
+			timer = e.timer(expiryRetry)
 		case ok:
-			timer = e.cfg.NewTimer(max(next.Sub(e.cfg.Now()), 0))
+			timer = e.timer(max(next.Sub(e.cfg.Clock.Now()), 0))
 		}
 		var fired <-chan time.Time
 		if timer != nil {
-			fired = timer.C()
+			fired = timer.C
 		}
 		select {
 		case <-ctx.Done():
@@ -61,22 +49,27 @@ func (e *Embedded) runExpiry(ctx context.Context) {
 			if err == nil && !e.expireDue(ctx) {
 				// The database failed: wait before the next try rather
 				// than spin on an expiry that stays due.
-				retry := e.cfg.NewTimer(expiryRetry)
+				retry := e.timer(expiryRetry)
 				select {
 				case <-ctx.Done():
 					retry.Stop()
 					return
-				case <-retry.C():
+				case <-retry.C:
 				}
 			}
 		}
 	}
 }
 
+func (e *Embedded) timer(d time.Duration) *clock.Timer {
+	t := clock.NewTimer(e.cfg.Clock, d)
+	return &t
+}
+
 // expireDue deletes the users expired by now and ends their sessions; false
 // when the database failed.
 func (e *Embedded) expireDue(ctx context.Context) bool {
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	// Known as expired before their rows go: the deletion's notification
 	// ends their sessions too (changed), maybe before this goroutine gets
 	// on, and a client's next CONNECT must hear "expired", not "unknown".
@@ -148,7 +141,7 @@ func (e *Embedded) recheck(ctx context.Context, userID, projectID int64) {
 		e.log.Warn("mqtt: re-check user after a change", slog.Int64("mqtt_user", userID), slog.Any("error", err))
 		return
 	}
-	now := e.cfg.Now()
+	now := e.cfg.Clock.Now()
 	e.sessions.check(userID, func(a Account, hash string) (bool, packets.Code, Account) {
 		switch {
 		case gone && a.Expired(now):

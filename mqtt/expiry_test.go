@@ -3,96 +3,25 @@ package mqtt
 import (
 	"context"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 )
 
-// fakeClock is the broker's clock and timer factory under a test's
-// control: time moves when the test says, and a timer fires when the
-// test fires it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	armed  []*fakeTimer
-	notify chan struct{} // a timer was armed
-}
-
-type fakeTimer struct {
-	d  time.Duration
-	c  chan time.Time
-	mu sync.Mutex
-	on bool
-}
-
-func newFakeClock(now time.Time) *fakeClock {
-	return &fakeClock{now: now, notify: make(chan struct{}, 100)}
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) set(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.now = t
-}
-
-func (f *fakeClock) NewTimer(d time.Duration) Timer {
-	t := &fakeTimer{d: d, c: make(chan time.Time, 1), on: true}
-	f.mu.Lock()
-	f.armed = append(f.armed, t)
-	f.mu.Unlock()
-	f.notify <- struct{}{}
-	return t
-}
-
-func (t *fakeTimer) C() <-chan time.Time { return t.c }
-
-func (t *fakeTimer) Stop() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	was := t.on
-	t.on = false
-	return was
-}
-
-// waitArmed waits for a timer of duration d to be armed and still on.
-func (f *fakeClock) waitArmed(tb testing.TB, d time.Duration) *fakeTimer {
+// waitArmed waits until the broker's one expiry timer on c is armed for at.
+func waitArmed(tb testing.TB, c *clock.Fake, at time.Time) {
 	tb.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		f.mu.Lock()
-		if n := len(f.armed); n > 0 {
-			last := f.armed[n-1]
-			last.mu.Lock()
-			on := last.on
-			last.mu.Unlock()
-			if on && last.d == d {
-				f.mu.Unlock()
-				return last
-			}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		pending := c.Pending()
+		if len(pending) == 1 && pending[0].Equal(at) {
+			return
 		}
-		f.mu.Unlock()
-		select {
-		case <-f.notify:
-		case <-deadline:
-			tb.Fatalf("no timer of %s armed (armed: %d)", d, len(f.armed))
+		if time.Now().After(deadline) {
+			tb.Fatalf("timers armed for %v, want one for %v", pending, at)
 		}
 	}
-}
-
-// fire fires a timer at the clock's time.
-func (f *fakeClock) fire(t *fakeTimer) {
-	t.mu.Lock()
-	t.on = false
-	t.mu.Unlock()
-	t.c <- f.Now()
 }
 
 // The expiry timer, driven by an injected clock: one timer for the next
@@ -101,15 +30,15 @@ func (f *fakeClock) fire(t *fakeTimer) {
 // CONNECT with the right password is told 0x87, not 0x86.
 func TestExpiryWithInjectedClock(t *testing.T) {
 	start := time.Now().Truncate(time.Millisecond)
-	clock := newFakeClock(start)
-	e := newBrokerEnv(t, brokerEnvConfig{now: clock.Now, newTimer: clock.NewTimer})
+	fake := clock.NewFake(start)
+	e := newBrokerEnv(t, brokerEnvConfig{clock: fake})
 	ctx := context.Background()
 	// Nobody expires yet: no timer is armed at all.
 	later := e.user("later", "later-password", store.MQTTRead, start.Add(2*time.Hour))
 	// The new user re-arms the timer for its valid_until.
-	clock.waitArmed(t, 2*time.Hour)
+	waitArmed(t, fake, start.Add(2*time.Hour))
 	soon := e.user("soon", "soon-password", store.MQTTRead, start.Add(30*time.Minute))
-	timer := clock.waitArmed(t, 30*time.Minute)
+	waitArmed(t, fake, start.Add(30*time.Minute))
 	c, _, err := e.connect5("exp-soon", "soon", "soon-password")
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +48,7 @@ func TestExpiryWithInjectedClock(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	clock.set(start.Add(30 * time.Minute))
-	clock.fire(timer)
+	fake.Set(start.Add(30 * time.Minute)) // the timer fires
 	if code, _ := c.waitDisconnected(t, 2*time.Second); code != 0x87 {
 		t.Fatalf("expired session: DISCONNECT 0x%02x, want 0x87", code)
 	}
@@ -131,7 +59,7 @@ func TestExpiryWithInjectedClock(t *testing.T) {
 		t.Fatal("the expired row is still there")
 	}
 	// Armed anew for the next expiry, 90 minutes on.
-	clock.waitArmed(t, 90*time.Minute)
+	waitArmed(t, fake, start.Add(2*time.Hour))
 	if _, code, _ := e.connect5("exp-soon-again", "soon", "soon-password"); code != 0x87 {
 		t.Fatalf("expired user connects: 0x%02x, want 0x87", code)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -79,7 +80,7 @@ type ExternalConfig struct {
 	Sink     pipeline.Sink
 	Logger   *slog.Logger
 	Registry prometheus.Registerer // /metrics; nil: counted, not exported
-	Now      func() time.Time      // the clock of expiry; time.Now when nil
+	Clock    clock.Clock           // the time of expiry; nil: the real one
 }
 
 // liveMarker is the MQTT 5 user property on every publish of live data.
@@ -108,8 +109,8 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()

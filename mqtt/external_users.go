@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/rbac"
@@ -289,9 +290,9 @@ func (x *externalUsers) expiryLoop() {
 			e.log.Warn("next MQTT user expiry", "err", err)
 			wait = time.Second
 		case ok:
-			wait = max(next.Sub(e.cfg.Now()), 0)
+			wait = max(next.Sub(e.cfg.Clock.Now()), 0)
 		}
-		timer := time.NewTimer(wait)
+		timer := clock.NewTimer(e.cfg.Clock, wait)
 		select {
 		case <-e.ctx.Done():
 			timer.Stop()
@@ -301,7 +302,7 @@ func (x *externalUsers) expiryLoop() {
 			continue
 		case <-timer.C:
 		}
-		expired, err := e.cfg.Store.DeleteExpiredMQTTUsers(e.ctx, e.cfg.Now())
+		expired, err := e.cfg.Store.DeleteExpiredMQTTUsers(e.ctx, e.cfg.Clock.Now())
 		if err != nil {
 			continue
 		}

@@ -188,7 +188,7 @@ func (f *fanout) route(topic string, projectID int64, dataPointID string) *liveR
 // begin starts a batch of deliveries; its time is the broker's clock,
 // which decides expiry.
 func (f *fanout) begin() liveBatch {
-	now := f.e.cfg.Now()
+	now := f.e.cfg.Clock.Now()
 	b := liveBatch{nowNano: now.UnixNano(), created: now.Unix(), sessionsGen: f.e.sessions.version.Load()}
 	if g := f.e.deps.Gate; g != nil {
 		b.gateGen = g.gen.Load()

@@ -8,7 +8,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,15 +74,15 @@ func TestLiveFastPathResendsUnacknowledged(t *testing.T) {
 // A session whose credentials have expired by the broker's clock gets
 // nothing more, even before the expiry timer closes it.
 func TestLiveFastPathStopsAtExpiry(t *testing.T) {
-	var ahead atomic.Int64
-	e := newLiveEnv(t, liveEnvConfig{embedded: true, now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	ahead := newAheadClock(0)
+	e := newLiveEnv(t, liveEnvConfig{embedded: true, clock: ahead})
 	e.account("reader", e.p1, e.adminA, false) // valid for an hour
 	sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
 	e.upload(obsAt(e.p1, "dp", 1, 1))
 	if got := sub.collect(1); len(got) != 1 {
 		t.Fatalf("before expiry received %v, want one message", got)
 	}
-	ahead.Store(int64(2 * time.Hour))
+	ahead.by.Store(int64(2 * time.Hour))
 	e.upload(obsAt(e.p1, "dp", 2, 2))
 	e.waitLive(t, 2, 0)
 	if got := sub.collect(0); len(got) != 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -61,7 +62,7 @@ type liveEnvConfig struct {
 	embedded  bool
 	liveQueue int
 	publisher func(*mochiServer) Publisher // default the server itself
-	now       func() time.Time             // the embedded broker's clock; nil: the real one
+	clock     clock.Clock                  // the embedded broker's; nil: the real one
 }
 
 func newLiveEnv(t testing.TB, cfg liveEnvConfig) *liveEnv {
@@ -88,7 +89,7 @@ func newLiveEnv(t testing.TB, cfg liveEnvConfig) *liveEnv {
 
 	var pub Publisher
 	if cfg.embedded {
-		pub = e.startEmbedded(ctx, cfg.now)
+		pub = e.startEmbedded(ctx, cfg.clock)
 	} else {
 		pub = e.startMochi()
 	}
@@ -139,14 +140,14 @@ func (e *liveEnv) startMochi() Publisher {
 }
 
 // startEmbedded serves the platform's broker as bdp serve does.
-func (e *liveEnv) startEmbedded(ctx context.Context, now func() time.Time) Publisher {
+func (e *liveEnv) startEmbedded(ctx context.Context, c clock.Clock) Publisher {
 	t := e.t
 	throttle, err := auth.NewThrottle(auth.ThrottleConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.hasher = auth.NewHasher(testHashParams, 4)
-	b, err := NewEmbedded(ctx, Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute, Now: now},
+	b, err := NewEmbedded(ctx, Config{Addr: "127.0.0.1:0", CredentialTTL: time.Minute, Clock: c},
 		Deps{Store: e.st, Hasher: e.hasher, Throttle: throttle, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Registry: e.reg, Gate: e.gate})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/analytics/kpi"
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 	"github.com/openbdp/bdp/store/storetest"
@@ -223,64 +223,12 @@ var airQuality = testFunction{reads: []string{"co2"}, run: func(in analytics.Inp
 	return out, nil
 }}
 
-// fakeClock is a clock the test moves.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []fakeTimer
-}
-
-type fakeTimer struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func (c *fakeClock) clock() Clock { return Clock{Now: c.Now, After: c.After} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.waiters = append(c.waiters, fakeTimer{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-// set moves the clock to t and fires the timers due.
-func (c *fakeClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-	left := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(t) {
-			w.ch <- t
-		} else {
-			left = append(left, w)
-		}
-	}
-	c.waiters = left
-}
-
-// waitTimers waits until n timers are pending: the schedules are asleep.
-func (c *fakeClock) waitTimers(t *testing.T, n int) {
+// waitTimers waits until n timers are armed on c: the schedules are asleep.
+func waitTimers(t *testing.T, c *clock.Fake, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c.mu.Lock()
-		got := len(c.waiters)
-		c.mu.Unlock()
-		if got >= n {
-			return
-		}
+	for deadline := time.Now().Add(10 * time.Second); c.Armed() < n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d timers pending, want %d", got, n)
+			t.Fatalf("%d timers armed, want %d", c.Armed(), n)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

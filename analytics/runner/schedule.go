@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -22,21 +23,10 @@ const DefaultCatchUpWeeks = 8
 // again.
 const retryDelay = time.Minute
 
-// Clock is the schedule's time: the real one by default, one a test
-// drives otherwise.
-type Clock struct {
-	Now func() time.Time
-	// After delivers once d has passed, as time.After does.
-	After func(d time.Duration) <-chan time.Time
-}
-
-// RealClock is the wall clock.
-func RealClock() Clock { return Clock{Now: time.Now, After: time.After} }
-
 // ScheduleConfig is what the weekly schedule needs.
 type ScheduleConfig struct {
 	Store *store.Store
-	Clock Clock // zero: RealClock
+	Clock clock.Clock // nil: the real one
 	// CatchUpWeeks: 0 means DefaultCatchUpWeeks.
 	CatchUpWeeks int
 	Log          *slog.Logger
@@ -56,8 +46,8 @@ type Schedule struct {
 
 // NewSchedule makes a Schedule; Run runs it.
 func NewSchedule(cfg ScheduleConfig) *Schedule {
-	if cfg.Clock.Now == nil || cfg.Clock.After == nil {
-		cfg.Clock = RealClock()
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.CatchUpWeeks <= 0 {
 		cfg.CatchUpWeeks = DefaultCatchUpWeeks
@@ -92,10 +82,8 @@ func (s *Schedule) Run(ctx context.Context) {
 			done = to
 		}
 		now := s.cfg.Clock.Now()
-		select {
-		case <-ctx.Done():
+		if !s.sleep(ctx, WeekStart(now).Add(Week).Sub(now)) {
 			return
-		case <-s.cfg.Clock.After(WeekStart(now).Add(Week).Sub(now)):
 		}
 	}
 }
@@ -116,10 +104,20 @@ func (s *Schedule) make(ctx context.Context, from, to time.Time) bool {
 			return false
 		}
 		s.cfg.Log.Warn("make weekly analysis runs; retrying", slog.Any("error", err), slog.Duration("retry_in", retryDelay))
-		select {
-		case <-ctx.Done():
+		if !s.sleep(ctx, retryDelay) {
 			return false
-		case <-s.cfg.Clock.After(retryDelay):
 		}
+	}
+}
+
+// sleep waits d on the schedule's clock; false when ctx ended first.
+func (s *Schedule) sleep(ctx context.Context, d time.Duration) bool {
+	timer := clock.NewTimer(s.cfg.Clock, d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
 	}
 }

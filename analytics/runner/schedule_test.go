@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/clock"
 )
 
 func TestAnalysisWeekStart(t *testing.T) {
@@ -62,11 +64,11 @@ func (e *env) waitRuns(t *testing.T, want map[string]int) {
 	}
 }
 
-func (e *env) startSchedule(t *testing.T, clock *fakeClock) {
+func (e *env) startSchedule(t *testing.T, c *clock.Fake) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	s := NewSchedule(ScheduleConfig{Store: e.st, Clock: clock.clock(), Log: e.log})
+	s := NewSchedule(ScheduleConfig{Store: e.st, Clock: c, Log: e.log})
 	go func() { defer close(done); s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -79,26 +81,26 @@ func TestAnalysisWeeklyRunEachMonday(t *testing.T) {
 	a := e.instance(t, e.function(t, "a"), true, created)
 	b := e.instance(t, e.function(t, "b"), true, created)
 	off := e.instance(t, e.function(t, "off"), false, created)
-	clock := &fakeClock{now: created.Add(time.Hour)}
-	e.startSchedule(t, clock)
-	clock.waitTimers(t, 1)
+	fake := clock.NewFake(created.Add(time.Hour))
+	e.startSchedule(t, fake)
+	waitTimers(t, fake, 1)
 	e.waitRuns(t, map[string]int{}) // nothing has ended since the instances were made
 
 	// Sunday evening: not yet.
-	clock.set(t0.Add(Week - time.Minute))
-	clock.waitTimers(t, 1)
+	fake.Set(t0.Add(Week - time.Minute))
+	waitTimers(t, fake, 1)
 	e.waitRuns(t, map[string]int{})
 
-	clock.set(t0.Add(Week)) // Monday 00:00
+	fake.Set(t0.Add(Week)) // Monday 00:00
 	e.waitRuns(t, map[string]int{runKey(a, t0): 1, runKey(b, t0): 1})
-	clock.waitTimers(t, 1)
+	waitTimers(t, fake, 1)
 
 	// The next Monday, one more week each; the disabled one, enabled
 	// meanwhile, from its first Monday as enabled on.
 	if _, err := e.db.Exec(context.Background(), `UPDATE analysis_instances SET enabled = true WHERE id = $1`, off); err != nil {
 		t.Fatal(err)
 	}
-	clock.set(t0.Add(2*Week + time.Second))
+	fake.Set(t0.Add(2*Week + time.Second))
 	e.waitRuns(t, map[string]int{runKey(a, t0): 1, runKey(b, t0): 1,
 		runKey(a, t0.Add(Week)): 1, runKey(b, t0.Add(Week)): 1, runKey(off, t0.Add(Week)): 1})
 }
@@ -111,9 +113,9 @@ func TestAnalysisWeeklyCatchUp(t *testing.T) {
 	a := e.instance(t, e.function(t, "a"), true, created)
 	old := e.instance(t, e.function(t, "old"), true, t0.Add(-20*Week))
 	// Down over two Mondays: started on the Wednesday after the second.
-	clock := &fakeClock{now: t0.Add(2*Week + 50*time.Hour)}
-	e.startSchedule(t, clock)
-	clock.waitTimers(t, 1)
+	fake := clock.NewFake(t0.Add(2*Week + 50*time.Hour))
+	e.startSchedule(t, fake)
+	waitTimers(t, fake, 1)
 	want := map[string]int{runKey(a, t0): 1, runKey(a, t0.Add(Week)): 1}
 	for i := range DefaultCatchUpWeeks {
 		want[runKey(old, t0.Add(time.Duration(1-i)*Week))] = 1
@@ -131,16 +133,16 @@ func TestAnalysisWeeklyRunsNeverTwice(t *testing.T) {
 	for i := range 20 {
 		insts = append(insts, e.instance(t, e.function(t, fmt.Sprint("f", i)), true, created))
 	}
-	clock := &fakeClock{now: t0.Add(Week + time.Hour)}
+	fake := clock.NewFake(t0.Add(Week + time.Hour))
 	const manual = 5
 	var wg sync.WaitGroup
 	for _, inst := range insts[:manual] {
 		wg.Go(func() { e.request(t, inst, t0, t0.Add(Week)) })
 	}
-	e.startSchedule(t, clock)
-	e.startSchedule(t, clock)
+	e.startSchedule(t, fake)
+	e.startSchedule(t, fake)
 	wg.Wait()
-	clock.waitTimers(t, 2)
+	waitTimers(t, fake, 2)
 	want := map[string]int{}
 	for _, inst := range insts {
 		for w := -3; w <= 0; w++ {
@@ -150,14 +152,14 @@ func TestAnalysisWeeklyRunsNeverTwice(t *testing.T) {
 	e.waitRuns(t, want)
 
 	// A restart, and both running schedules passing the next Monday.
-	e.startSchedule(t, clock)
-	clock.waitTimers(t, 3)
-	clock.set(t0.Add(2 * Week))
+	e.startSchedule(t, fake)
+	waitTimers(t, fake, 3)
+	fake.Set(t0.Add(2 * Week))
 	for _, inst := range insts {
 		want[runKey(inst, t0.Add(Week))] = 1
 	}
 	e.waitRuns(t, want)
-	clock.waitTimers(t, 3)
+	waitTimers(t, fake, 3)
 	e.waitRuns(t, want)
 	var manualRuns int
 	if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM analysis_results WHERE NOT weekly AND period_start = $1`, t0).Scan(&manualRuns); err != nil {
