@@ -20,6 +20,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/controls"
@@ -76,7 +77,7 @@ type Server struct {
 	allow      allowIndex // the methods of every routed path, for 405
 	// recomputes runs the exact recomputes (vdp_recompute.go); Shutdown
 	// cancels them.
-	recomputes recomputes
+	recomputes *actors.RecomputeJobs
 
 	// throttle refuses password logins after too many failures.
 	throttle *loginThrottle
@@ -167,6 +168,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		files:      deps.Files,
 		tokens:     auth.NewTokens(cfg.TokenSecret, cfg.TokenTTL, nil),
 		creds:      auth.NewCredentialCache(randomKey(), cfg.CredentialTTL, nil),
+		recomputes: actors.NewRecomputeJobs(st, log),
 	}
 	if s.hasher == nil {
 		s.hasher = auth.NewHasher(cfg.HashParams, 4)
@@ -266,7 +268,7 @@ func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
 	s.stopCredentialsListener()
-	return errors.Join(err, s.recomputes.shutdown(ctx))
+	return errors.Join(err, s.recomputes.Shutdown(ctx))
 }
 
 // Catalog returns the persisted endpoint catalog.

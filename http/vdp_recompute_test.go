@@ -162,7 +162,7 @@ func TestRecomputeRefusals(t *testing.T) {
 func TestRecomputeOneAtATime(t *testing.T) {
 	e, c, pid, at := recomputeSetup(t)
 	release := make(chan struct{})
-	e.srv.recomputes.setBeforeRun(func(ctx context.Context) {
+	e.srv.recomputes.SetBeforeRun(func(ctx context.Context) {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -177,7 +177,7 @@ func TestRecomputeOneAtATime(t *testing.T) {
 	close(release)
 	e.recomputeLogs(pid, c.Admin, "out", "finished")
 	// Done: the next one is accepted; this one is held until the shutdown.
-	e.srv.recomputes.setBeforeRun(func(ctx context.Context) { <-ctx.Done() })
+	e.srv.recomputes.SetBeforeRun(func(ctx context.Context) { <-ctx.Done() })
 	e.do("POST", recomputePath(pid, "dataPointID", "out", "start", s, "end", en), c.Admin, nil).want(t, 202)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
