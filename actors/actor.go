@@ -165,7 +165,7 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 			a.engine.cfg.Router.Attach(a.def.ProjectID, s.DataPointID, a.sub)
 		}
 	}
-	src, now := a.engine.cfg.History, a.engine.cfg.Now()
+	src, now := a.engine.cfg.History, a.engine.cfg.Clock.Now()
 	horizon, err := horizonOf(sctx, src, a.def.ProjectID, ids)
 	if err != nil {
 		return cursor, err
@@ -293,7 +293,7 @@ func (a *vdpActor) deliver(ctx actor.Context, m *delivery) {
 func (a *vdpActor) fireLate(ctx actor.Context, t time.Time) {
 	for a.nextTick != 0 && t.UnixNano() > a.nextTick {
 		b := time.Unix(0, a.nextTick).UTC()
-		if a.engine.cfg.Now().Before(b) {
+		if a.engine.cfg.Clock.Now().Before(b) {
 			return
 		}
 		out, ok := a.calc.Tick(b)
@@ -342,7 +342,7 @@ func (a *vdpActor) reportError() {
 // reportCalcError reports a calculation error, at most once every
 // CalcErrorInterval.
 func (a *vdpActor) reportCalcError(err error) {
-	now := a.engine.cfg.Now()
+	now := a.engine.cfg.Clock.Now()
 	if now.Sub(time.Unix(0, a.reported)) < CalcErrorInterval {
 		return
 	}

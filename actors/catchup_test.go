@@ -14,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
@@ -64,7 +65,7 @@ func (e *env) feed(eng *Engine, def Definition, prev time.Time, evs []event, tim
 
 func (e *env) engineAt(now func() time.Time) *Engine {
 	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: e.history(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: now})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock.Func(now)})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/pipeline/formula"
 	"github.com/openbdp/bdp/store"
@@ -39,7 +40,7 @@ type EngineConfig struct {
 	// of an error (division by zero, say), at most once every
 	// CalcErrorInterval per virtual datapoint.
 	OnCalcError func(k Key, err error)
-	Now         func() time.Time // injected clock; time.Now by default
+	Clock       clock.Clock // the time of timed triggers and catch-ups; nil: the real one
 	// TickRate bounds the ticks a second that timed triggers get at one
 	// boundary; 0 for DefaultTickRate, negative for no bound.
 	TickRate int
@@ -110,8 +111,8 @@ func New(cfg EngineConfig) (*Engine, error) {
 	if cfg.Sink == nil || cfg.Router == nil || cfg.History == nil || cfg.Log == nil {
 		return nil, errors.New("actors: Sink, Router, History and Log are required")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.OnUnhealthy == nil {
 		cfg.OnUnhealthy = func(Key, string) {}
@@ -131,7 +132,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
 		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
-	e.clock = newTickClock(cfg.Now, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) }, e.waitUntilKeepingUp, tickRate(cfg.TickRate))
+	e.clock = newTickClock(cfg.Clock, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) }, e.waitUntilKeepingUp, tickRate(cfg.TickRate))
 	go e.writeOutputs()
 	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
 		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(newLeanMailbox))}

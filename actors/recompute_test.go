@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/pipeline/formula"
 )
@@ -207,7 +208,7 @@ func TestRecomputeEqualsLiveTimed(t *testing.T) {
 	e := newEnv(t)
 	past := time.Date(2000, 1, 1, 0, 0, 30, 0, time.UTC)
 	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return past }})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock.Func(func() time.Time { return past })})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/clock"
 )
 
 // tickClock wakes the actors with timed triggers at their boundaries with
@@ -19,21 +21,21 @@ import (
 // restarted or woken again for another boundary): the actor keeps the
 // boundary it waits for and ignores any other (vdpActor.nextTick).
 type tickClock struct {
-	now  func() time.Time
-	send func(pid *actor.PID, t *tick)
+	clock clock.Clock
+	send  func(pid *actor.PID, t *tick)
 	// pace waits while the engine is behind with the ticks sent before.
 	pace func()
 	rate int // ticks a second at most; 0 for no limit
 
-	mu      sync.Mutex
-	due     map[time.Time][]*actor.PID // boundary -> the actors waiting for it
-	armed   time.Time                  // the boundary the timer is set for; zero for none
-	timer   *time.Timer
-	stopped bool
+	mu        sync.Mutex
+	due       map[time.Time][]*actor.PID // boundary -> the actors waiting for it
+	armed     time.Time                  // the boundary the timer is set for; zero for none
+	stopTimer func() bool                // the armed timer's; nil for none
+	stopped   bool
 }
 
-func newTickClock(now func() time.Time, send func(*actor.PID, *tick), pace func(), rate int) *tickClock {
-	return &tickClock{now: now, send: send, pace: pace, rate: rate, due: map[time.Time][]*actor.PID{}}
+func newTickClock(clk clock.Clock, send func(*actor.PID, *tick), pace func(), rate int) *tickClock {
+	return &tickClock{clock: clk, send: send, pace: pace, rate: rate, due: map[time.Time][]*actor.PID{}}
 }
 
 // tickTranche is how many ticks go out between two calls of pace.
@@ -55,11 +57,11 @@ func (c *tickClock) wake(pid *actor.PID, at time.Time) {
 // arm sets the timer for boundary at, replacing the one set before.
 // Called with mu held.
 func (c *tickClock) arm(at time.Time) {
-	if c.timer != nil {
-		c.timer.Stop()
+	if c.stopTimer != nil {
+		c.stopTimer()
 	}
 	c.armed = at
-	c.timer = time.AfterFunc(at.Sub(c.now()), func() { c.fire(at) })
+	c.stopTimer = c.clock.AfterFunc(at.Sub(c.clock.Now()), func() { c.fire(at) })
 }
 
 // fire sends the ticks of every boundary up to at, when the timer set for
@@ -86,7 +88,7 @@ func (c *tickClock) fire(at time.Time) {
 			next = b
 		}
 	}
-	c.armed, c.timer = time.Time{}, nil
+	c.armed, c.stopTimer = time.Time{}, nil
 	if !next.IsZero() {
 		c.arm(next)
 	}
@@ -131,8 +133,8 @@ func (c *tickClock) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	if c.timer != nil {
-		c.timer.Stop()
+	if c.stopTimer != nil {
+		c.stopTimer()
 	}
 	clear(c.due)
 }

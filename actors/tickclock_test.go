@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/clock"
 )
 
 // The engine's one clock sends each waiting actor its tick when the
@@ -22,7 +24,7 @@ func TestTickClockSendsEachTickOnItsBoundary(t *testing.T) {
 		start := time.Now()
 		var mu sync.Mutex
 		var got []string
-		c := newTickClock(time.Now, func(pid *actor.PID, tk *tick) {
+		c := newTickClock(clock.Real{}, func(pid *actor.PID, tk *tick) {
 			mu.Lock()
 			defer mu.Unlock()
 			// Which actor, for which boundary, sent how long after the start.
@@ -61,7 +63,7 @@ func TestTickClockPacesABoundarysTicks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sent atomic.Int64
 		keepUp := make(chan struct{})
-		c := newTickClock(time.Now, func(*actor.PID, *tick) { sent.Add(1) }, func() { <-keepUp }, 0)
+		c := newTickClock(clock.Real{}, func(*actor.PID, *tick) { sent.Add(1) }, func() { <-keepUp }, 0)
 		at := time.Now().Add(time.Minute)
 		for i := range 3 * tickTranche {
 			c.wake(&actor.PID{Id: fmt.Sprint(i)}, at)

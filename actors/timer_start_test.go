@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openbdp/bdp/clock"
 )
 
 // slowHistory takes delay over every read, as a loaded database does.
@@ -92,7 +94,7 @@ func TestFirstStartPrimesTimedPinsAtTheLastBoundary(t *testing.T) {
 func (e *env) engineReading(history SourceReader, at time.Time) *Engine {
 	offset := time.Until(at)
 	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: history,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock.Func(func() time.Time { return time.Now().Add(offset) })})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -120,10 +122,10 @@ func TestLateTickFiresBeforeALaterObservation(t *testing.T) {
 	// The clock reads 10 s before the boundary, so the tick is a real
 	// timer 10 s away; then it moves past the boundary, and the tick is
 	// late when an observation stamped after the boundary comes.
-	var clock atomic.Int64
-	clock.Store(boundary.Add(-10 * time.Second).UnixNano())
+	var reading atomic.Int64
+	reading.Store(boundary.Add(-10 * time.Second).UnixNano())
 	eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Unix(0, clock.Load()).UTC() }})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock.Func(func() time.Time { return time.Unix(0, reading.Load()).UTC() })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestLateTickFiresBeforeALaterObservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.Store(boundary.Add(2 * time.Second).UnixNano())
+	reading.Store(boundary.Add(2 * time.Second).UnixNano())
 	e.writeAt("a", boundary.Add(time.Second), 100)
 
 	rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, cursor, boundary.Add(2*time.Second), nil)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/pipeline"
 )
 
@@ -35,7 +36,7 @@ func TestTimedTriggersFireLive(t *testing.T) {
 
 			offset := time.Until(tc.boundary.Add(-1500 * time.Millisecond))
 			eng, err := New(EngineConfig{Sink: e.batcher, Router: e.router, History: StoreHistory{Store: e.store},
-				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return time.Now().Add(offset) }})
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: clock.Func(func() time.Time { return time.Now().Add(offset) })})
 			if err != nil {
 				t.Fatal(err)
 			}

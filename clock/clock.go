@@ -129,3 +129,12 @@ func NewTimer(c Clock, d time.Duration) Timer {
 	stop := c.AfterFunc(d, func() { fired <- c.Now() })
 	return Timer{C: fired, Stop: stop}
 }
+
+// Func is a clock whose Now is now and whose timers are the wall clock's:
+// the platform's time moved by an offset, say, or stood still, where a
+// test needs no timer to fire on its word.
+type Func func() time.Time
+
+func (f Func) Now() time.Time { return f() }
+
+func (Func) AfterFunc(d time.Duration, fn func()) func() bool { return time.AfterFunc(d, fn).Stop }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,21 +260,6 @@ func (c *client5) waitDisconnected(t *testing.T, within time.Duration) (byte, ti
 	return 0, time.Time{}
 }
 
-// aheadClock is the wall clock moved on by a duration the test may change.
-type aheadClock struct{ by *atomic.Int64 } // nanoseconds
-
-func newAheadClock(by time.Duration) aheadClock {
-	c := aheadClock{by: new(atomic.Int64)}
-	c.by.Store(int64(by))
-	return c
-}
-
-func (c aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.by.Load())) }
-
-func (c aheadClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
 // TestConnectRefusals: who may connect, with the reason code an MQTT 5
 // client is told and the refusal counted by reason.
 func TestConnectRefusals(t *testing.T) {
@@ -283,7 +267,7 @@ func TestConnectRefusals(t *testing.T) {
 	// more hour by the database's clock has expired by the broker's:
 	// valid_until is checked on CONNECT, not only by the expiry timer.
 	ahead := 2 * time.Hour
-	e := newBrokerEnv(t, brokerEnvConfig{clock: newAheadClock(ahead)})
+	e := newBrokerEnv(t, brokerEnvConfig{clock: clock.Func(func() time.Time { return time.Now().Add(ahead) })})
 	e.user("reader", "reader-password", store.MQTTRead, time.Now().Add(3*time.Hour))
 	e.user("lapsed", "lapsed-password", store.MQTTRead, time.Now().Add(time.Hour))
 	edgeHash := e.hash("edge-password")

@@ -8,11 +8,13 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/openbdp/bdp/clock"
 	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/pipeline"
 )
@@ -74,15 +76,15 @@ func TestLiveFastPathResendsUnacknowledged(t *testing.T) {
 // A session whose credentials have expired by the broker's clock gets
 // nothing more, even before the expiry timer closes it.
 func TestLiveFastPathStopsAtExpiry(t *testing.T) {
-	ahead := newAheadClock(0)
-	e := newLiveEnv(t, liveEnvConfig{embedded: true, clock: ahead})
+	var ahead atomic.Int64
+	e := newLiveEnv(t, liveEnvConfig{embedded: true, clock: clock.Func(func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) })})
 	e.account("reader", e.p1, e.adminA, false) // valid for an hour
 	sub := e.subscribe("reader", codec.ProjectTopicPrefix(e.p1)+"#")
 	e.upload(obsAt(e.p1, "dp", 1, 1))
 	if got := sub.collect(1); len(got) != 1 {
 		t.Fatalf("before expiry received %v, want one message", got)
 	}
-	ahead.by.Store(int64(2 * time.Hour))
+	ahead.Store(int64(2 * time.Hour))
 	e.upload(obsAt(e.p1, "dp", 2, 2))
 	e.waitLive(t, 2, 0)
 	if got := sub.collect(0); len(got) != 0 {
