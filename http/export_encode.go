@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/openbdp/bdp/export"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -61,7 +62,7 @@ func appendTimeseriesTail(b []byte, dp store.DatapointInfo, unit string, every t
 	}
 	if every > 0 {
 		b = append(b, `,"samplerate":`...)
-		b = appendJSONString(b, formatEvery(every))
+		b = appendJSONString(b, export.FormatEvery(every))
 	}
 	return append(b, '}')
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/export"
 	"github.com/openbdp/bdp/fault"
 )
 
@@ -71,7 +72,7 @@ func recomputePeriod(c *fiber.Ctx) (start, end time.Time, err error) {
 		if strings.TrimSpace(raw) == "" {
 			return start, end, fault.Invalidf("query parameter %s is required (a date or an RFC 3339 date-time)", name)
 		}
-		t, perr := parseQueryTime(name, raw)
+		t, perr := export.ParseTime(name, raw)
 		if perr != nil {
 			return start, end, perr
 		}
