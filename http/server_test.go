@@ -17,10 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
-	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/controls"
-	"github.com/openbdp/bdp/pipeline"
+	"github.com/openbdp/bdp/node"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
 )
@@ -97,31 +96,26 @@ func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineC
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
-	router := pipeline.NewRouter()
-	batcher, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go batcher.Run()
-	engineCfg := actors.EngineConfig{Sink: batcher, Router: router, History: actors.StoreHistory{Store: st}, Log: log,
-		OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg}
+	// The core that bdp serve runs, started by the same code; the test's
+	// parts below stop in reverse, as bdp serve's do.
+	running := &node.Parts{Log: log}
+	var engineCfg actors.EngineConfig
 	tweakEngine(&engineCfg)
-	engine, err := actors.New(engineCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	components, err := analytics.LoadCatalog(ctx, st)
+	core, err := node.StartCore(ctx, node.CoreConfig{Store: st, Registry: reg, Log: log, Engine: engineCfg}, running)
 	if err != nil {
 		t.Fatal(err)
 	}
 	writes := &recordingWriter{}
-	ctrl, err := controls.New(controls.Config{Store: st, Catalog: components, Writer: writes, Router: router,
+	ctrl, err := controls.New(controls.Config{Store: st, Catalog: core.Components, Writer: writes, Router: core.Router,
 		History: actors.StoreHistory{Store: st}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := Deps{Store: st, Ingest: batcher, Engine: engine, Components: components, Log: log, Registry: reg, Controls: ctrl}
-	stopTweaked := tweakDeps(&deps)
+	running.Add("controls apps", ctrl.Shutdown)
+	deps := Deps{Store: st, Ingest: core.Ingest, Engine: core.Engine, Components: core.Components, Log: log, Registry: reg, Controls: ctrl}
+	if stop := tweakDeps(&deps); stop != nil {
+		running.Add("the test's own parts", stop)
+	}
 	srv, err := New(ctx, cfg, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -132,17 +126,9 @@ func startTestEnvDeps(t *testing.T, url string, tweakEngine func(*actors.EngineC
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ln) }()
+	running.Add("http", func(ctx context.Context) { _ = srv.Shutdown(ctx); <-done })
 	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-		if stopTweaked != nil {
-			stopTweaked(sctx)
-		}
-		ctrl.Shutdown(sctx)
-		engine.Shutdown(sctx)
-		batcher.Stop()
+		running.Stop(5 * time.Second)
 		st.Close()
 	})
 	return &testEnv{t: t, base: "http://" + ln.Addr().String(), dbURL: url, store: st, srv: srv, writes: writes}

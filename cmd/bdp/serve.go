@@ -17,13 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/openbdp/bdp/actors"
-	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/files"
 	bdphttp "github.com/openbdp/bdp/http"
 	"github.com/openbdp/bdp/mqtt"
+	"github.com/openbdp/bdp/node"
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
@@ -40,7 +40,7 @@ const serveGCPercent = 200
 
 // runServe runs the platform until ctx ends (SIGINT or SIGTERM) or the
 // HTTP server fails. It reads in three steps: start the parts, each
-// recorded with its stop (parts, lifecycle.go); run, an oklog/run group
+// recorded with its stop (node.Parts); run, an oklog/run group
 // of what runs until the end (HTTP, the resume of virtual datapoints, the
 // signal); then stop the parts in the reverse order of their start,
 // within BDP_SHUTDOWN_TIMEOUT, and close the database last.
@@ -57,9 +57,9 @@ func runServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	running := &parts{log: log}
+	running := &node.Parts{Log: log}
 	defer func() {
-		running.stop(cfg.ShutdownTimeout)
+		running.Stop(cfg.ShutdownTimeout)
 		closeDB()
 	}()
 	app, err := startParts(ctx, cfg, st, running, log)
@@ -112,13 +112,13 @@ type serving struct {
 // other, recording each with its stop in running, and returns the HTTP
 // server with its listener (bound, not yet serving) and the engine. On an
 // error, what started is in running for the caller to stop.
-func startParts(ctx context.Context, cfg config, st *store.Store, running *parts, log *slog.Logger) (serving, error) {
+func startParts(ctx context.Context, cfg config, st *store.Store, running *node.Parts, log *slog.Logger) (serving, error) {
 	// The object store of the file routes.
 	objects, objectAddrs, stopFiles, err := startFiles(ctx, cfg, log)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("object store", stopFiles)
+	running.AddFunc("object store", stopFiles)
 	fileStore := files.NewService(st, objects, log)
 	// Before HTTP serves: what a crash left between the object store and
 	// the file rows. A failure is logged, not fatal: every step leaves
@@ -142,31 +142,22 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 	// supervisor in it.
 	system := actors.NewSystem(log)
 
-	// The pipeline stops after everything that writes to it, once every
-	// accepted write is answered.
-	ingest, router, stopIngest, err := startPipeline(ctx, st, reg, log)
+	// The pipeline, which stops after everything that writes to it, once
+	// every accepted write is answered, and the engine.
+	core, err := node.StartCore(ctx, node.CoreConfig{Store: st, Registry: reg, Log: log, Engine: actors.EngineConfig{System: system,
+		TickRate: cfg.TickRate,
+		Budget:   actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}}}, running)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("pipeline", stopIngest)
+	ingest, router, engine, components := core.Ingest, core.Router, core.Engine, core.Components
 	if len(cfg.KafkaBrokers) > 0 {
 		stopKafka, err := startKafka(cfg, st, ingest, reg, log)
 		if err != nil {
 			return serving{}, err
 		}
-		running.addFunc("kafka ingestion", stopKafka)
+		running.AddFunc("kafka ingestion", stopKafka)
 	}
-	// The window refills of actors that start together (a resume starts
-	// every running one) are read in batches, not one query each.
-	reads := actors.NewReadBatcher(st)
-	running.addFunc("history reads", reads.Close)
-	engine, err := actors.New(actors.EngineConfig{System: system, Sink: ingest, Router: router, History: actors.StoreHistory{Store: st, Batches: reads},
-		Log: log, OnUnhealthy: actors.MarkUnhealthy(st, log), OnCalcError: actors.LogCalcErrors(st, log), Registry: reg, TickRate: cfg.TickRate,
-		Budget: actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}})
-	if err != nil {
-		return serving{}, err
-	}
-	running.add("virtual datapoints", engine.Shutdown)
 
 	// HTTP and MQTT share the hasher (one bound on concurrent hashes) and
 	// the login throttle (one count of failures per address).
@@ -181,18 +172,18 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("mqtt", stopMQTT)
+	running.AddFunc("mqtt", stopMQTT)
 	setpoints, stopEdge, err := startEdge(ctx, system, st, broker, ingest, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("edge connections", stopEdge)
+	running.AddFunc("edge connections", stopEdge)
 	// Devices' crash, reload, reset and recovery events into the apps' logs.
 	deviceEvents, err := edge.StartEventLog(broker, st, log)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("device event log", deviceEvents.Close)
+	running.AddFunc("device event log", deviceEvents.Close)
 
 	// An external broker keeps passwords of its own: the MQTT user routes
 	// hand each new one over (mqtt.External.SetPassword).
@@ -201,24 +192,18 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *parts
 		mqttPasswords = ext
 	}
 	if cfg.EdgeSimulator {
-		running.addFunc("edge simulators", startEdgeSimulators(st, hasher, mqttPasswords, edgeSimBroker(cfg, broker.Addresses()), log))
-	}
-	// The analytics catalog of this release, persisted by alphanumeric id
-	// so its numeric ids stay what earlier starts gave them.
-	components, err := analytics.LoadCatalog(ctx, st)
-	if err != nil {
-		return serving{}, err
+		running.AddFunc("edge simulators", startEdgeSimulators(st, hasher, mqttPasswords, edgeSimBroker(cfg, broker.Addresses()), log))
 	}
 	stopAnalytics, err := startAnalytics(cfg, system, st, components, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("analytics", stopAnalytics) // runs cut short go back to the queue
+	running.AddFunc("analytics", stopAnalytics) // runs cut short go back to the queue
 	ctrl, stopControls, err := startControls(system, st, components, setpoints, broker, router, reg, log)
 	if err != nil {
 		return serving{}, err
 	}
-	running.addFunc("controls apps", stopControls)
+	running.AddFunc("controls apps", stopControls)
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
@@ -337,44 +322,6 @@ func writeAddresses(dataDir string, addrs map[string]string) error {
 		return fmt.Errorf("write addresses.json: %w", err)
 	}
 	return os.Rename(tmp, filepath.Join(dataDir, "addresses.json"))
-}
-
-// startPipeline runs the node's batcher and keeps the observation
-// partitions of the coming weeks created. The returned func stops both,
-// after every accepted write has been answered; call it after the HTTP
-// server has drained.
-func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, *pipeline.Router, func(), error) {
-	if err := st.EnsureUpcomingPartitions(ctx, time.Now()); err != nil {
-		return nil, nil, nil, fmt.Errorf("create observation partitions: %w", err)
-	}
-	router := pipeline.NewRouter()
-	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	go b.Run()
-	maintCtx, stopMaint := context.WithCancel(context.Background())
-	maintDone := make(chan struct{})
-	go func() {
-		defer close(maintDone)
-		tick := time.NewTicker(time.Hour)
-		defer tick.Stop()
-		for {
-			select {
-			case <-maintCtx.Done():
-				return
-			case now := <-tick.C:
-				if err := st.EnsureUpcomingPartitions(maintCtx, now); err != nil {
-					log.Error("create observation partitions", slog.Any("error", err))
-				}
-			}
-		}
-	}()
-	return b, router, func() {
-		stopMaint()
-		<-maintDone
-		b.Stop()
-	}, nil
 }
 
 // startKafka consumes the ingestion topic into the pipeline

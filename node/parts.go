@@ -1,4 +1,8 @@
-package main
+// Package node is one bdp process below its HTTP routes: the parts it
+// starts in order and stops in reverse (Parts), and the core every node
+// runs, the pipeline and the virtual datapoint engine (StartCore). bdp
+// serve and the HTTP tests start them with the same code.
+package node
 
 import (
 	"context"
@@ -6,13 +10,13 @@ import (
 	"time"
 )
 
-// parts is what bdp serve has started, in the order it started them; stop
+// Parts is what a node has started, in the order it started them; Stop
 // stops them in the reverse order, so that each part stops before the
 // parts it uses (the HTTP routes before the engine they command, the
 // engine before the pipeline it writes to, the pipeline before the
 // database). Cluster membership will be one more part.
-type parts struct {
-	log     *slog.Logger
+type Parts struct {
+	Log     *slog.Logger // where the stops are logged
 	started []part
 }
 
@@ -21,25 +25,25 @@ type part struct {
 	stop func(ctx context.Context)
 }
 
-// add records a started part and how to stop it; stop should return by
+// Add records a started part and how to stop it; stop should return by
 // the context's deadline.
-func (p *parts) add(name string, stop func(ctx context.Context)) {
+func (p *Parts) Add(name string, stop func(ctx context.Context)) {
 	p.started = append(p.started, part{name, stop})
 }
 
-// addFunc records a part whose stop takes no deadline.
-func (p *parts) addFunc(name string, stop func()) {
-	p.add(name, func(context.Context) { stop() })
+// AddFunc records a part whose stop takes no deadline.
+func (p *Parts) AddFunc(name string, stop func()) {
+	p.Add(name, func(context.Context) { stop() })
 }
 
-// stop stops every part, the last started first, within timeout in all.
+// Stop stops every part, the last started first, within timeout in all.
 // A part that has not stopped when the deadline passes is left behind
 // (logged): the process is about to exit, and the parts started before it
 // (the pipeline, say, that holds writes to answer) must not wait for a
 // part that hangs. Once the deadline has passed, each remaining part
 // still gets its stop and lateGrace to finish it. Nothing acknowledged is
 // lost by it: writers are answered after their commit.
-func (p *parts) stop(timeout time.Duration) {
+func (p *Parts) Stop(timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for i := len(p.started) - 1; i >= 0; i-- {
@@ -51,10 +55,10 @@ func (p *parts) stop(timeout time.Duration) {
 			pt.stop(ctx)
 		}()
 		if !awaitStop(ctx, done) {
-			p.log.Error("stop not done within BDP_SHUTDOWN_TIMEOUT; left behind", slog.String("part", pt.name))
+			p.Log.Error("stop not done within the shutdown timeout; left behind", slog.String("part", pt.name))
 			continue
 		}
-		p.log.Info("stopped", slog.String("part", pt.name), slog.Duration("took", time.Since(began)))
+		p.Log.Info("stopped", slog.String("part", pt.name), slog.Duration("took", time.Since(began)))
 	}
 	p.started = nil
 }

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -10,22 +10,22 @@ import (
 	"time"
 )
 
-// bdp serve's parts stop in the reverse order of their start, and one
+// A node's parts stop in the reverse order of their start, and one
 // that hangs is left behind when the shutdown deadline passes while the
 // parts started before it still stop.
 func TestPartsStopInReverseWithinTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var stopped []string
-		running := &parts{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		running := &Parts{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		for _, name := range []string{"database user", "pipeline", "engine"} {
-			running.addFunc(name, func() { stopped = append(stopped, name) })
+			running.AddFunc(name, func() { stopped = append(stopped, name) })
 		}
 		hung := make(chan struct{})
-		running.add("hangs", func(ctx context.Context) { <-hung })
-		running.addFunc("http", func() { stopped = append(stopped, "http") })
+		running.Add("hangs", func(ctx context.Context) { <-hung })
+		running.AddFunc("http", func() { stopped = append(stopped, "http") })
 
 		began := time.Now()
-		running.stop(15 * time.Second)
+		running.Stop(15 * time.Second)
 		took := time.Since(began)
 		close(hung)
 
