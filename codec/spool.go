@@ -10,7 +10,7 @@ import (
 )
 
 // The import spool's format: the observations of one CSV import held
-// aside in a temporary file until its last line is checked (http's abort
+// aside in a temporary file until its last line is checked (pipeline.ImportCSV's abort
 // mode). One record per observation:
 //
 //	uvarint tag: 0 = new identifier follows (and joins the table),
