@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
@@ -148,11 +147,20 @@ func TestSafeguardsRefuseInOrder(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
-	if reqs := d.Requests(); len(reqs) != 0 {
-		t.Fatalf("refused writes reached the device: %+v", reqs)
+	// One accepted write after them, waited for until written: requests
+	// reach the device in order, so a refused one sent after all would
+	// have come before it.
+	op, err := e.sp.Write(context.Background(), edge.Write{ProjectID: p, DataPointID: "sp", Value: f(20), Priority: 13, Acked: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := e.count(`SELECT count(*) FROM setpoint_operations`); n != 0 {
-		t.Fatalf("%d operations stored for refused writes", n)
+	if got, _ := e.operation(op.Reference); got.State != edge.StateWritten {
+		t.Fatalf("the accepted write: state %q (%s), want written", got.State, got.Reason)
+	}
+	if reqs := d.Requests(); len(reqs) != 1 || reqs[0].Priority != 13 {
+		t.Fatalf("the device got %+v, want only the accepted write: refused writes reached it", reqs)
+	}
+	if n := e.count(`SELECT count(*) FROM setpoint_operations`); n != 1 {
+		t.Fatalf("%d operations stored, want the accepted one only", n)
 	}
 }

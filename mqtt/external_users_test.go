@@ -133,8 +133,11 @@ func TestExternalUsersAuthAndACL(t *testing.T) {
 	if ts := stranger.topics(); len(ts) != 0 {
 		t.Errorf("the other project's user received %v", ts)
 	}
-	// bdp's own live data is not ingested again (it would loop).
-	time.Sleep(200 * time.Millisecond)
+	// bdp's own live data is not ingested again (it would loop). A marker
+	// published after it is stored once the broker has handed on both, in
+	// the order it got them.
+	writer.publish(t, codec.DatapointTopic(pid, "marker"), `{"time":"2026-01-02T03:04:08Z","value":2}`)
+	eventually(t, "the second marker stored", func() bool { return f.stored(t, pid, "marker") == 2 })
 	if n := f.stored(t, pid, "up%load"); n != 1 {
 		t.Errorf("live data was ingested back: %d observations of up%%load", n)
 	}
@@ -205,10 +208,12 @@ func TestExternalTagAuthFiltersWhatAReadUserReceives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	publish("room1")
+	// hall1 first: the broker delivers in order, so had the limited
+	// reader been sent hall1, it would have it before room1.
 	publish("hall1")
+	publish("room1")
 	eventually(t, "the unlimited reader gets both", func() bool { return len(all.topics()) == 2 })
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "the limited reader gets room1", func() bool { return len(rooms.received(codec.DatapointTopic(pid, "room1"))) == 1 })
 	if got := rooms.topics(); len(got) != 1 || got[0] != codec.DatapointTopic(pid, "room1") {
 		t.Fatalf("the TagAuth-limited reader received %v, want only room1", got)
 	}
