@@ -124,6 +124,11 @@ func TestCatchUpAfterKillDashNineMidFeed(t *testing.T) {
 // boundary must be there, as a run without the crash wrote it, and every
 // boundary after it up to now. Before, a datapoint without a stored output
 // resumed by refilling its windows and lost the boundary.
+//
+// The boundary is the wall clock's minute: bdp serve is a process of its
+// own. So the test runs, feeds and kills first, then calls t.Parallel,
+// which holds it until the package's other tests are done: the wait for
+// the boundary passes while they run, not on its own.
 func TestCatchUpAfterKillDashNineBeforeTheFirstOutput(t *testing.T) {
 	dir := newDataDir(t)
 	s := startServe(t, dir)
@@ -163,6 +168,7 @@ func TestCatchUpAfterKillDashNineBeforeTheFirstOutput(t *testing.T) {
 	if !time.Now().Before(boundary) {
 		t.Fatalf("the kill came after the boundary %s: the test is too slow to mean anything", boundary)
 	}
+	t.Parallel()
 	time.Sleep(time.Until(boundary.Add(time.Second)))
 	s = startServe(t, dir)
 	waitRunning(t, s, pid, admin, "min3")
