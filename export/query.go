@@ -140,10 +140,10 @@ func parseCompat(get func(string) string, q *Query) error {
 		return fault.Invalidf("interpolation %s does not go with aggregation distinct (several values per interval); use null or none", q.Interp)
 	}
 	var err error
-	if q.Short, err = parseBool(get, "short"); err != nil {
+	if q.Short, err = ParseBool(get, "short"); err != nil {
 		return err
 	}
-	if q.Closed, err = parseBool(get, "closed_interval"); err != nil {
+	if q.Closed, err = ParseBool(get, "closed_interval"); err != nil {
 		return err
 	}
 	if q.Closed && q.Sampled() {
@@ -159,8 +159,9 @@ func parseCompat(get func(string) string, q *Query) error {
 	return nil
 }
 
-// parseBool reads an optional boolean parameter (true, false, 1, 0).
-func parseBool(get func(string) string, name string) (bool, error) {
+// ParseBool reads an optional boolean parameter (true, false, 1, 0), the
+// way every boolean of the API's queries is read.
+func ParseBool(get func(string) string, name string) (bool, error) {
 	raw := get(name)
 	if raw == "" {
 		return false, nil

@@ -1,12 +1,11 @@
 package http
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/openbdp/bdp/fault"
+	"github.com/openbdp/bdp/export"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -31,17 +30,9 @@ var exportCompatParams = []param{
 		"at that instant, the last value recorded at or before it (none when nothing was recorded before)."},
 }
 
-// queryBool reads an optional boolean query parameter (true, false, 1, 0).
+// queryBool reads an optional boolean query parameter (export.ParseBool).
 func queryBool(c *fiber.Ctx, name string) (bool, error) {
-	raw := c.Query(name)
-	if raw == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(raw)
-	if err != nil {
-		return false, fault.Invalidf("%s must be true or false, got %q", name, fault.Clip(raw))
-	}
-	return b, nil
+	return export.ParseBool(func(key string) string { return c.Query(key) }, name)
 }
 
 // encodeShort writes the short answer: [[time, value], ...].
