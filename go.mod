@@ -18,6 +18,7 @@ require (
 	github.com/oklog/run v1.2.0
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/valyala/fasthttp v1.73.0
 	github.com/versity/versitygw v1.8.0

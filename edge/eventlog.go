@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/mqtt"
 	"github.com/openbdp/bdp/store"
 )
@@ -123,7 +124,7 @@ func (l *EventLog) record(projectID int64, a Alive, e Event) {
 		msg += ": " + e.Message
 	}
 	for _, id := range slices.Compact(slices.Sorted(slices.Values(apps))) {
-		if !referencePattern.MatchString(id) {
+		if !codec.IsUUID(id) {
 			continue // not a platform app (its ids are uuids)
 		}
 		if _, err := l.st.LogDeviceEvent(l.ctx, projectID, strings.ToLower(id), eventLevels[e.Kind], msg, detail); err != nil && l.ctx.Err() == nil {

@@ -1,9 +1,11 @@
-package edge
+package edge_test
 
 import (
 	"os"
 	"regexp"
 	"testing"
+
+	"github.com/openbdp/bdp/edge/edgetest"
 )
 
 // FuzzDecodersAgreeWithSchemas: the strict decoders never panic, and what
@@ -17,25 +19,13 @@ func FuzzDecodersAgreeWithSchemas(f *testing.F) {
 	for _, m := range regexp.MustCompile("(?s)```json (\\w+)\n(.*?)```").FindAllSubmatch(doc, -1) {
 		f.Add(m[2])
 	}
+	schemas := edgetest.CompileSchemas(f)
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		if _, err := DecodeRequest(payload); err == nil {
-			if err := ValidateSchema(SchemaRequest, payload); err != nil {
-				t.Errorf("request decoded but refused by the schema: %s: %v", payload, err)
-			}
-		}
-		if _, err := DecodeResponse(payload); err == nil {
-			if err := ValidateSchema(SchemaResponse, payload); err != nil {
-				t.Errorf("response decoded but refused by the schema: %s: %v", payload, err)
-			}
-		}
-		if _, err := DecodeAlive(payload); err == nil {
-			if err := ValidateSchema(SchemaAlive, payload); err != nil {
-				t.Errorf("alive decoded but refused by the schema: %s: %v", payload, err)
-			}
-		}
-		if _, err := DecodeData(payload); err == nil {
-			if err := ValidateSchema(SchemaData, payload); err != nil {
-				t.Errorf("data decoded but refused by the schema: %s: %v", payload, err)
+		for _, name := range []string{"request", "response", "alive", "data"} {
+			if decode(name, payload) == nil {
+				if err := schemas.Validate(name, payload); err != nil {
+					t.Errorf("%s decoded but refused by the schema: %s: %v", name, payload, err)
+				}
 			}
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
 )
@@ -122,7 +123,7 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 	req := Request{Reference: newReference(), Operation: OpWrite, DataPointID: w.DataPointID, Value: w.Value,
 		Priority: w.Priority, KeepOutOfService: w.KeepOutOfService}
 	if err := req.Validate(); err != nil { // a dataPointID the protocol cannot carry
-		return Operation{}, fault.Invalidf("the edge protocol cannot carry this write: %s", strings.TrimPrefix(err.Error(), ErrMessage.Error()+": "))
+		return Operation{}, fault.Invalidf("the edge protocol cannot carry this write: %s", strings.TrimPrefix(err.Error(), codec.ErrEdgeMessage.Error()+": "))
 	}
 	now := s.m.cfg.Now().UTC()
 	op := Operation{ProjectID: w.ProjectID, DataPointID: w.DataPointID, Value: w.Value, Priority: w.Priority,

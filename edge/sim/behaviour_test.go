@@ -77,11 +77,11 @@ func TestGarbageRequests(t *testing.T) {
 	startSim(t, broker, p, map[string]*float64{"sp": num(20)})
 	ref := uuid(t)
 	cases := []struct{ name, payload, reference, want string }{
-		{"not json", `hello`, nilReference, "invalid character"},
+		{"not json", `hello`, nilReference, "malformed JSON"},
 		{"unknown operation", `{"reference":"` + ref + `","operation":"explode"}`, ref, "unknown operation"},
 		{"priority 17", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":1,"priority":17}`, ref, "priority 17 outside 1..16"},
-		{"value string", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":"hot","priority":13}`, ref, "cannot unmarshal"},
-		{"value too large", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":1e999,"priority":13}`, ref, "cannot unmarshal number"},
+		{"value string", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":"hot","priority":13}`, ref, "value: want a number, got a string"},
+		{"value too large", `{"reference":"` + ref + `","operation":"write","dataPointID":"sp","value":1e999,"priority":13}`, ref, "value: want a number, got the number 1e999"},
 		{"bad reference", `{"reference":"12","operation":"ping"}`, nilReference, "not a uuid"},
 		{"unknown datapoint", `{"reference":"` + ref + `","operation":"write","dataPointID":"nope","value":1,"priority":13}`, ref, `unknown datapoint "nope"`},
 		{"unknown app", `{"reference":"` + ref + `","operation":"app_stop","app":{"id":"9"}}`, ref, `unknown app "9"`},

@@ -18,6 +18,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/edge/edgetest"
 )
 
 const project = 7
@@ -55,6 +56,7 @@ func (*allowAll) OnACLCheck(*mochi.Client, string, bool) bool              { ret
 // the simulator sends against the protocol's schemas and decoders.
 type platform struct {
 	t         testing.TB
+	schemas   edgetest.Schemas
 	client    paho.Client
 	responses chan edge.Response
 	alives    chan edge.Alive
@@ -66,7 +68,7 @@ type platform struct {
 
 func startPlatform(t testing.TB, broker string) *platform {
 	t.Helper()
-	p := &platform{t: t, responses: make(chan edge.Response, 100), alives: make(chan edge.Alive, 1000)}
+	p := &platform{t: t, schemas: edgetest.CompileSchemas(t), responses: make(chan edge.Response, 100), alives: make(chan edge.Alive, 1000)}
 	p.client = paho.NewClient(paho.NewClientOptions().AddBroker(broker).SetClientID("platform"))
 	if tok := p.client.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
 		t.Fatalf("platform connect: %v", tok.Error())
@@ -83,7 +85,7 @@ func (p *platform) received(_ paho.Client, m paho.Message) {
 	payload := m.Payload()
 	switch m.Topic() {
 	case edge.ResponseTopic(project):
-		p.validate(edge.SchemaResponse, payload)
+		p.validate("response", payload)
 		r, err := edge.DecodeResponse(payload)
 		if err != nil {
 			p.t.Errorf("response %s: %v", payload, err)
@@ -91,7 +93,7 @@ func (p *platform) received(_ paho.Client, m paho.Message) {
 		}
 		p.responses <- r
 	case edge.AliveTopic(project):
-		p.validate(edge.SchemaAlive, payload)
+		p.validate("alive", payload)
 		a, err := edge.DecodeAlive(payload)
 		if err != nil {
 			p.t.Errorf("alive %s: %v", payload, err)
@@ -105,7 +107,7 @@ func (p *platform) received(_ paho.Client, m paho.Message) {
 		default:
 		}
 	case edge.DataTopic(project):
-		p.validate(edge.SchemaData, payload)
+		p.validate("data", payload)
 		obs, err := edge.DecodeData(payload)
 		if err != nil {
 			p.t.Errorf("data %s: %v", payload, err)
@@ -118,7 +120,7 @@ func (p *platform) received(_ paho.Client, m paho.Message) {
 }
 
 func (p *platform) validate(schema string, payload []byte) {
-	if err := edge.ValidateSchema(schema, payload); err != nil {
+	if err := p.schemas.Validate(schema, payload); err != nil {
 		p.t.Errorf("simulator sent %s %s: %v", schema, payload, err)
 	}
 }
@@ -157,7 +159,7 @@ func (p *platform) request(r edge.Request) edge.Response {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	if err := edge.ValidateSchema(edge.SchemaRequest, payload); err != nil {
+	if err := p.schemas.Validate("request", payload); err != nil {
 		p.t.Fatalf("test request %s: %v", payload, err)
 	}
 	return p.send(payload, r.Reference)
