@@ -255,3 +255,37 @@ func FuzzEdgeMayHoldEvents(f *testing.F) {
 		}
 	})
 }
+
+// TestEdgeTimes: a time is an RFC 3339 date-time exactly, as the schemas'
+// format date-time has it, not all that time.Parse takes.
+func TestEdgeTimes(t *testing.T) {
+	cases := []struct {
+		time  string
+		valid bool
+	}{
+		{"2026-11-24T11:00:00Z", true},
+		{"2026-11-24T11:00:00.123456789Z", true},
+		{"2026-11-24T11:00:00+01:00", true},
+		{"2026-11-24T11:00:00.5-23:59", true},
+		{"2026-11-24T1:00:00Z", false},       // one-digit hour
+		{"2026-11-24T11:00:00,5Z", false},    // comma before the fraction
+		{"2026-11-24T11:00:00.Z", false},     // fraction without digits
+		{"2026-11-24T11:00:00+24:00", false}, // offset out of range
+		{"2026-11-24T11:00:00+01:60", false},
+		{"2026-11-24T11:00:00+0100", false},
+		{"2026-11-24T11:00:00", false}, // no offset
+		{"2026-11-24T11:00:00.5", false},
+		{"2026-11-24 11:00:00Z", false},
+		{"2026-02-30T11:00:00Z", false}, // no such day
+		{"2026-11-24T24:00:00Z", false},
+	}
+	for _, c := range cases {
+		_, err := DecodeEdgeAlive([]byte(`{"time":"` + c.time + `","apps":[]}`))
+		if (err == nil) != c.valid {
+			t.Errorf("%s: error %v, want valid %v", c.time, err, c.valid)
+		}
+		if err != nil && !strings.Contains(err.Error(), "time: want an RFC 3339 date-time") {
+			t.Errorf("%s: error %v", c.time, err)
+		}
+	}
+}

@@ -102,13 +102,57 @@ func (o *edgeObject) take(name string, dst any) {
 		o.err = badEdge("%s is null", o.path(name))
 		return
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		if _, isTime := dst.(*time.Time); isTime {
-			o.err = badEdge("%s: want an RFC 3339 date-time", o.path(name))
-			return
+	if t, isTime := dst.(*time.Time); isTime {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && isRFC3339(s) {
+			if parsed, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				*t = parsed
+				return
+			}
 		}
+		o.err = badEdge("%s: want an RFC 3339 date-time", o.path(name))
+		return
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
 		o.err = badEdge("%s", JSONProblem(o.path(name), err))
 	}
+}
+
+// isRFC3339 tells whether s has the shape of an RFC 3339 date-time
+// (section 5.6), as the schemas' format date-time checks it: time.Parse,
+// and so encoding/json, also takes a one-digit hour, a comma before the
+// fraction and an offset out of range. T and Z are uppercase, the only
+// case time.Parse takes.
+func isRFC3339(s string) bool {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(s) <= len(shape) {
+		return false
+	}
+	for i := range len(shape) {
+		if c := s[i]; shape[i] == 'd' && (c < '0' || c > '9') || shape[i] != 'd' && c != shape[i] {
+			return false
+		}
+	}
+	rest := s[len(shape):]
+	if frac, ok := strings.CutPrefix(rest, "."); ok {
+		n := 0
+		for n < len(frac) && frac[n] >= '0' && frac[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		rest = frac[n:]
+	}
+	if rest == "Z" {
+		return true
+	}
+	if len(rest) != 6 || rest[0] != '+' && rest[0] != '-' || rest[3] != ':' {
+		return false
+	}
+	h, okH := digits([]byte(rest[1:3]))
+	m, okM := digits([]byte(rest[4:]))
+	return okH && okM && h < 24 && m < 60
 }
 
 // done returns the first error met or, failing that, refuses the members
