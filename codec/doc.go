@@ -2,10 +2,11 @@
 // out) and the values they stand for, nothing more. It reads the CSV
 // import (dialect sniffing, fields, the many timestamp forms), RFC 3339
 // times as uploads and gateways send them, the Kafka gateway JSON (a
-// hand-written fast path and an encoding/json fallback that agree) and
-// the MQTT topics and payloads, and it holds the rules every format
-// shares: what a dataPointID may be and which values and times an
-// observation may carry (decisions.md 4).
+// hand-written fast path and an encoding/json fallback that agree), the
+// MQTT topics and payloads, and the edge protocol's messages (edge.go,
+// decoded member by member in edgedecode.go), and it holds the rules
+// every format shares: what a dataPointID may be and which values and
+// times an observation may carry (decisions.md 4).
 //
 // What belongs here: pure functions and small readers over []byte and
 // io.Reader, each format in a small file with its tests and a fuzz test.
