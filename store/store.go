@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/openbdp/bdp/fault"
 )
@@ -73,7 +74,14 @@ func (s *Store) Migrate(ctx context.Context) (int64, error) {
 }
 
 func migrate(ctx context.Context, db *sql.DB) (int64, error) {
-	p, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
+	// Under PostgreSQL's session advisory lock: nodes that start together
+	// on one database migrate one after the other, and the later ones find
+	// nothing left to apply.
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return 0, fmt.Errorf("migration lock: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"), goose.WithSessionLocker(locker))
 	if err != nil {
 		return 0, fmt.Errorf("load migrations: %w", err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,35 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	}
 	if v1 < 1 {
 		t.Fatalf("schema version %d", v1)
+	}
+}
+
+// Nodes that start together on a fresh database (each its own pool, as
+// each its own process) all migrate without an error and reach the same
+// version: the migrations run under a lock, one node after the other.
+func TestMigrateConcurrentlyFromSeveralNodes(t *testing.T) {
+	ctx := context.Background()
+	url := testCluster.TestDatabase(t)
+	const nodes = 4
+	versions := make([]int64, nodes)
+	errs := make([]error, nodes)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() {
+			s, err := Open(ctx, url)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer s.Close()
+			versions[i], errs[i] = s.Migrate(ctx)
+		})
+	}
+	wg.Wait()
+	for i := range nodes {
+		if errs[i] != nil || versions[i] != versions[0] || versions[0] < 1 {
+			t.Fatalf("node %d: version %d, %v (node 0: %d)", i, versions[i], errs[i], versions[0])
+		}
 	}
 }
 
