@@ -31,13 +31,13 @@ type vdpActor struct {
 	reported int64 // when a calculation error was last reported, Unix nanoseconds
 }
 
-// initialize is an actor's first message: what it runs, and whom to
-// answer (the Start's request) when its first start is done.
+// initialize is an actor's first message: what it runs, and the spawn
+// request to answer (to the supervisor) when its first start is done.
 type initialize struct {
 	def     *Definition
 	catchUp bool
 	cursor  time.Time
-	replyTo *actor.PID
+	request uint64
 }
 
 // startResult is how an actor's first start ended: its cursor (where its
@@ -62,10 +62,10 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		a.def = m.def
 		if !a.engine.initialized(ctx.Self()) {
 			// Its Start gave up and forgot it; the Stop is on its way.
-			ctx.Send(m.replyTo, &startResult{err: context.Canceled})
+			ctx.Send(ctx.Parent(), &startAnswer{request: m.request, res: startResult{err: context.Canceled}})
 			return
 		}
-		a.begin(ctx, m.catchUp, m.cursor, m.replyTo)
+		a.begin(ctx, m.catchUp, m.cursor, m.request)
 	case *actor.Started:
 		// A restart makes a fresh actor: its definition comes from the
 		// engine. On the first start initialize follows instead. It
@@ -74,7 +74,7 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 		// store, are calculated, not merely put back in the windows.
 		if def, cursor, ok := a.engine.restartOf(ctx.Self()); ok {
 			a.def = def
-			a.begin(ctx, true, cursor, nil)
+			a.begin(ctx, true, cursor, 0)
 		}
 	case *actor.Restarting, *actor.Stopping:
 		a.release()
@@ -105,9 +105,9 @@ func (a *vdpActor) Receive(ctx actor.Context) {
 // begin starts the actor and reports the first start; a failed start is
 // a failure of the actor, for its supervisor to restart. A start cut short
 // by Stop or Shutdown is none: the actor stays idle until its stop. The
-// first start answers its Start's request, replyTo (nil on a restart): a
-// parameter, not a field, as it is used only here.
-func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time, replyTo *actor.PID) {
+// first start answers its spawn request (0 on a restart): a parameter,
+// not a field, as it is used only here.
+func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time, request uint64) {
 	sctx, done := a.engine.startContext(ctx.Self())
 	defer done()
 	// It reads history on its worker: the dispatcher queues nothing
@@ -117,8 +117,8 @@ func (a *vdpActor) begin(ctx actor.Context, catchUp bool, cursor time.Time, repl
 	if err == nil {
 		a.engine.setCursor(ctx.Self(), cursor)
 	}
-	if replyTo != nil {
-		ctx.Send(replyTo, &startResult{cursor: cursor, err: err})
+	if request != 0 {
+		ctx.Send(ctx.Parent(), &startAnswer{request: request, res: startResult{cursor: cursor, err: err}})
 	}
 	if err != nil && sctx.Err() != nil {
 		a.release()

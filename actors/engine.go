@@ -81,6 +81,14 @@ type Engine struct {
 	mu      sync.Mutex
 	running map[Key]runningVDP
 	actors  map[string]*registration // PID id -> what the actor runs, for restarts and the supervisor's reports
+	// starts are the Starts waiting for their actor's first start, by the
+	// number of their spawn request. A request through the actor system
+	// that names its answer by number rather than by a future: protoactor
+	// registers each future under a name of its own, and the registry's
+	// map kept the room of every future since (220 bytes per running
+	// datapoint).
+	starts   map[uint64]chan startResult
+	startSeq uint64
 
 	// programs shares compiled formulas between the virtual datapoints
 	// that use the same one: a compiled program is several times the size
@@ -129,7 +137,7 @@ func New(cfg EngineConfig) (*Engine, error) {
 		system = NewSystem(cfg.Log)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{},
+	e := &Engine{cfg: cfg, ctx: ctx, cancel: cancel, system: system, running: map[Key]runningVDP{}, actors: map[string]*registration{}, starts: map[uint64]chan startResult{},
 		programs: formula.NewCache(), budget: budget, dispatcher: newWorkerDispatcher(),
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	e.clock = newTickClock(cfg.Clock, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) }, e.waitUntilKeepingUp, tickRate(cfg.TickRate))
@@ -141,10 +149,6 @@ func New(cfg EngineConfig) (*Engine, error) {
 	e.supervisor = e.system.Root.Spawn(props)
 	return e, nil
 }
-
-// startAnswerTimeout bounds the wait for an actor's first start: history
-// reads of a catch-up take seconds, not this.
-const startAnswerTimeout = 10 * time.Minute
 
 // Start spawns the actor of a virtual datapoint and returns once it runs
 // (history loaded, subscribed), with where its live calculation begins in
@@ -191,27 +195,41 @@ func (e *Engine) start(ctx context.Context, def Definition, catchUp bool, cursor
 	}
 	// Reserved while it starts (no pid yet): a second Start of it fails.
 	e.running[k] = runningVDP{windowBytes: def.WindowBytes}
+	// The request's number, which the answer carries back (answerStart).
+	e.startSeq++
+	request := e.startSeq
+	answer := make(chan startResult, 1)
+	e.starts[request] = answer
 	e.mu.Unlock()
-	// The actor answers once its first start is done. A caller that gives
-	// up abandons the start: that cuts its history reads short (forget),
-	// so the answer comes soon, and stops the actor.
-	answer := e.system.Root.RequestFuture(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, cursor: cursor}, startAnswerTimeout)
-	stopAbandon := context.AfterFunc(ctx, func() { e.abandon(k) })
-	msg, err := answer.Result()
-	stopAbandon()
-	res, ok := msg.(*startResult)
-	switch {
-	case err != nil:
-		res = &startResult{err: fmt.Errorf("actors: start %d/%s: %w", def.ProjectID, def.DataPointID, err)}
-	case !ok:
-		res = &startResult{err: fmt.Errorf("actors: start %d/%s: answered %T", def.ProjectID, def.DataPointID, msg)}
-	case ctx.Err() != nil:
+	e.system.Root.Send(e.supervisor, &spawnRequest{def: &def, catchUp: catchUp, cursor: cursor, request: request})
+	var res startResult
+	select {
+	case res = <-answer:
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	delete(e.starts, request)
+	e.mu.Unlock()
+	if res.err == nil && ctx.Err() != nil {
 		res.err = ctx.Err()
 	}
 	if res.err != nil {
+		// A start given up on: its history reads end (forget) and its
+		// actor stops, or, spawned later, is stopped by its supervisor.
 		e.abandon(k)
 	}
 	return res.cursor, res.err
+}
+
+// answerStart hands the answer to a spawn request to the Start that waits
+// for it, if it still does.
+func (e *Engine) answerStart(request uint64, res startResult) {
+	e.mu.Lock()
+	answer := e.starts[request]
+	e.mu.Unlock()
+	if answer != nil {
+		answer <- res // buffered: one answer per request
+	}
 }
 
 // Stop stops the actor of a virtual datapoint and waits for it.

@@ -20,30 +20,42 @@ type supervisor struct {
 }
 
 // spawnRequest asks the supervisor for a virtual datapoint's actor. It is
-// a request: the answer, a *startResult, comes from the actor once its
-// first start is done (or from the supervisor when the Start that asked
-// has given up meanwhile).
+// a request, numbered: the answer comes to the supervisor as a
+// startAnswer with that number, from the actor once its first start is
+// done (or from the supervisor when the Start that asked has given up
+// meanwhile), and goes to the Start that waits (Engine.answerStart).
 type spawnRequest struct {
 	def     *Definition
 	catchUp bool      // the first start catches up (Engine.CatchUp)
 	cursor  time.Time // where a catch-up without a later stored output begins
+	request uint64
+}
+
+// startAnswer is how the first start of the actor of a spawn request
+// ended.
+type startAnswer struct {
+	request uint64
+	res     startResult
 }
 
 func (s *supervisor) Receive(ctx actor.Context) {
-	if req, ok := ctx.Message().(*spawnRequest); ok {
+	switch m := ctx.Message().(type) {
+	case *spawnRequest:
 		pid := ctx.Spawn(s.props)
 		// Registered before the actor can fail, so a restart finds it and
 		// a Start that gives up forgets it.
-		def, ok := s.engine.register(pid, req.def, req.cursor)
+		def, ok := s.engine.register(pid, m.def, m.cursor)
 		if !ok { // its Start gave up before the spawn
 			ctx.Stop(pid)
-			ctx.Respond(&startResult{err: context.Canceled})
+			s.engine.answerStart(m.request, startResult{err: context.Canceled})
 			return
 		}
 		// The first message in the new mailbox, before any delivery: the
 		// actor subscribes to its sources only while handling it, and
 		// answers the request when its first start is done.
-		ctx.Send(pid, &initialize{def: def, catchUp: req.catchUp, cursor: req.cursor, replyTo: ctx.Sender()})
+		ctx.Send(pid, &initialize{def: def, catchUp: m.catchUp, cursor: m.cursor, request: m.request})
+	case *startAnswer:
+		s.engine.answerStart(m.request, m.res)
 	}
 }
 
