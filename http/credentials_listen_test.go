@@ -151,3 +151,30 @@ func (e *testEnv) token(u basic) bearer {
 	e.t.Helper()
 	return bearer(e.do("POST", "/v2/auth/token", u, nil).want(e.t, 200).JSON["access_token"].(string))
 }
+
+// A project deleted through one server is gone on another at once: an
+// upload there answers 404 and stores nothing, instead of being taken
+// under the project and datapoint ids that server had cached.
+func TestProjectDeletedReachesEveryServerAtOnce(t *testing.T) {
+	a := newTestEnv(t)
+	b := a.twin()
+	c := a.newCompany()
+	pid, _ := a.newProject(c.Admin)
+	upload := fmt.Sprintf("/v2/project/%d/timeseries", pid)
+	obs := map[string]any{"src": []map[string]any{{"time": "2026-01-05T10:00:00Z", "value": 1}}}
+	b.do("POST", upload, c.Admin, obs).want(t, 200) // b caches the project and src's id
+	src := a.sqlFloat(`SELECT id FROM datapoints WHERE project_id = $1 AND datapoint_id = 'src'`, pid)
+	a.do("DELETE", fmt.Sprintf("/v2/project/%d", pid), c.Admin, nil).want(t, 200)
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := b.do("POST", upload, c.Admin, obs)
+		if r.Status == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("1 s after the project's deletion through another server, an upload answers %d %s, want 404", r.Status, r.Body)
+		}
+	}
+	if n := a.sqlFloat(`SELECT count(*) FROM observations WHERE datapoint = $1`, int64(src)); n != 0 {
+		t.Fatalf("%v observations stored under the deleted project's datapoint id", n)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +17,9 @@ const credentialsChannel = "bdp_credentials"
 // rolesChanged is the payload of a change to roles or role assignments.
 const rolesChanged = "roles"
 
+// projectDeleted starts the payload of a deleted project, its id after it.
+const projectDeleted = "project:"
+
 // AccessChange is what a notification on credentialsChannel says changed.
 type AccessChange struct {
 	// UserID is the user whose row changed or who was deleted: their
@@ -24,6 +28,9 @@ type AccessChange struct {
 	UserID int64
 	// Roles: roles or role assignments changed; cached passwords stay valid.
 	Roles bool
+	// ProjectID is a deleted project: what is cached of it is gone
+	// (00017). Cached passwords stay valid.
+	ProjectID int64
 }
 
 // ListenCredentialsChanged calls changed with every AccessChange committed
@@ -94,6 +101,12 @@ func (s *Store) listen(ctx context.Context, channel string, listening func(), no
 func parseAccessChange(payload string) AccessChange {
 	if payload == rolesChanged {
 		return AccessChange{Roles: true}
+	}
+	if rest, ok := strings.CutPrefix(payload, projectDeleted); ok {
+		if id, err := strconv.ParseInt(rest, 10, 64); err == nil && id > 0 {
+			return AccessChange{ProjectID: id}
+		}
+		return AccessChange{}
 	}
 	id, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil || id <= 0 {
