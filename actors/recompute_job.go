@@ -41,7 +41,8 @@ func NewRecomputeJobs(st *store.Store, log *slog.Logger) *RecomputeJobs {
 
 // Start recomputes [start, end) of def in a job of its own, who (the
 // caller, named in the log) having asked, unless def's datapoint has one
-// running (Conflict) or the jobs are shutting down (Unavailable).
+// running, here or on another node of the database (Conflict), or the
+// jobs are shutting down (Unavailable).
 func (r *RecomputeJobs) Start(def Definition, start, end time.Time, who string) error {
 	k := def.key()
 	r.mu.Lock()
@@ -49,8 +50,19 @@ func (r *RecomputeJobs) Start(def Definition, start, end time.Time, who string) 
 	if r.closed {
 		return fault.Wrap(fault.Unavailable, errors.New("server shutting down"), "the server is shutting down; try again")
 	}
-	if _, busy := r.running[k]; busy {
-		return fault.Conflictf("a recompute of virtual datapoint %q is running; its end appears in the logs", k.DataPointID)
+	busy := fault.Conflictf("a recompute of virtual datapoint %q is running; its end appears in the logs", k.DataPointID)
+	if _, ok := r.running[k]; ok {
+		return busy
+	}
+	// The database's lock makes it one job per datapoint across nodes.
+	lctx, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer lcancel()
+	unlock, ok, err := r.store.TryLock(lctx, fmt.Sprintf("bdp recompute %d/%s", k.ProjectID, k.DataPointID))
+	switch {
+	case err != nil:
+		return fault.Wrap(fault.Unavailable, err, "the database did not answer; try again")
+	case !ok:
+		return busy
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.running[k] = cancel
@@ -58,6 +70,7 @@ func (r *RecomputeJobs) Start(def Definition, start, end time.Time, who string) 
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
+			unlock()
 			r.mu.Lock()
 			delete(r.running, k)
 			r.mu.Unlock()

@@ -76,6 +76,11 @@ func TestRecomputeJobs(t *testing.T) {
 	if err := jobs.Start(def, start, end, "ada@example.com"); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("a second job of one datapoint: %v", err)
 	}
+	// Another node on the same database.
+	other := NewRecomputeJobs(e.store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := other.Start(def, start, end, "bob@example.com"); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("a second job of one datapoint on another node: %v", err)
+	}
 	close(release)
 	logs := e.recomputeLog("finished")
 	if len(logs) != 2 || logs[0] != "recompute of [2026-06-01T00:00:00Z, 2026-06-01T01:00:00Z) started by ada@example.com" ||
