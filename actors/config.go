@@ -1,16 +1,9 @@
 package actors
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
-	"maps"
-	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
@@ -96,53 +89,26 @@ var types = map[string]struct {
 	TypeAbsoluteHumidity: {regexp.MustCompile(`^(relative_humidity|temperature|pressure)$`), []string{"relative_humidity", "temperature"}, []string{"relative_humidity_unit", "temperature_unit", "pressure_unit"}},
 }
 
-// rawPin is a pin as the client sends it.
-type rawPin struct {
-	DataPointID *string         `json:"dataPointID"`
-	DataRange   json.RawMessage `json:"data_range"`
-	Aggregate   string          `json:"aggregate"`
-	Trigger     string          `json:"trigger"`
-}
-
-// rawRange is a data_range as the client sends it: count may be a number
-// or a numeric string.
-type rawRange struct {
-	Count json.RawMessage `json:"count"`
-	Time  string          `json:"time"`
-	Start string          `json:"start"`
-	End   string          `json:"end"`
-}
-
 // ParseConfig validates a configuration body for a type and fills in the
 // defaults (data_range count 1, aggregate max, trigger every_value, the
 // type's parameter defaults). Every problem is a 400 naming the field in
 // the client's terms; a key unknown inside a pin, a data_range or the
 // parameters is one (a typo would silently change the calculation),
 // while keys beside pins and parameters are ignored, so that a client may
-// send back the object it got.
+// send back the object it got. codec.DecodeVDPConfig reads the JSON (its
+// shape, types and unknown keys); the rules here are the types' and the
+// windows'. The two take turns, pin by pin, so that of several problems
+// the first in that order is the one reported.
 func ParseConfig(typ string, body []byte) (Config, error) {
 	rules, ok := types[typ]
 	if !ok {
 		return Config{}, fault.Invalidf("type must be formula, gradient or absolute_humidity (also absolute_air_humidity), got %q", typ)
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = []byte("{}")
-	}
-	var top struct {
-		Pins       json.RawMessage `json:"pins"`
-		Parameters json.RawMessage `json:"parameters"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&top); err != nil {
-		return Config{}, jsonError("config", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Config{}, fault.Invalidf("config: malformed JSON: unexpected data after the object")
-	}
-	pins, err := members("config.pins", top.Pins, nil)
+	wire, err := codec.DecodeVDPConfig(body)
 	if err != nil {
 		return Config{}, err
 	}
+	pins := wire.PinNames()
 	if len(pins) == 0 {
 		return Config{}, fault.Invalidf("config.pins: at least one pin is required")
 	}
@@ -150,12 +116,18 @@ func ParseConfig(typ string, body []byte) (Config, error) {
 		return Config{}, fault.Invalidf("config.pins: at most 5 pins, got %d", len(pins))
 	}
 	cfg := Config{Pins: map[string]PinConfig{}, Parameters: map[string]any{}}
-	for _, name := range slices.Sorted(maps.Keys(pins)) {
+	for _, name := range pins {
 		field := "config.pins." + name
 		if !rules.pins.MatchString(name) {
 			return Config{}, fault.Invalidf("%s: pin name not allowed for type %s", field, typ)
 		}
-		pc, err := parsePin(field, pins[name])
+		p, err := wire.Pin(name)
+		if err != nil {
+			return Config{}, err
+		}
+		// DataRange and codec.VDPRange have the same fields, so the
+		// conversion stops compiling if one gains a field the other lacks.
+		pc, err := normalizePin(field, PinConfig{DataPointID: p.DataPointID, DataRange: DataRange(p.DataRange), Aggregate: p.Aggregate, Trigger: p.Trigger})
 		if err != nil {
 			return Config{}, err
 		}
@@ -166,16 +138,9 @@ func ParseConfig(typ string, body []byte) (Config, error) {
 			return Config{}, fault.Invalidf("config.pins.%s: required for type %s", req, typ)
 		}
 	}
-	if _, err := members("config.parameters", top.Parameters, rules.params); err != nil {
+	given, err := wire.Parameters(rules.params)
+	if err != nil {
 		return Config{}, err
-	}
-	var given map[string]any
-	if len(top.Parameters) > 0 {
-		pdec := json.NewDecoder(bytes.NewReader(top.Parameters))
-		pdec.UseNumber()
-		if err := pdec.Decode(&given); err != nil {
-			return Config{}, jsonError("config.parameters", err)
-		}
 	}
 	params, err := parseParameters(typ, given, cfg)
 	if err != nil {
@@ -183,86 +148,6 @@ func ParseConfig(typ string, body []byte) (Config, error) {
 	}
 	cfg.Parameters = params
 	return cfg, nil
-}
-
-// parsePin reads one pin, validates it and fills in its defaults.
-func parsePin(field string, raw json.RawMessage) (PinConfig, error) {
-	var p rawPin
-	if err := decodeObject(field, raw, &p); err != nil {
-		return PinConfig{}, err
-	}
-	if p.DataPointID == nil || codec.ValidateDataPointID(*p.DataPointID) != nil {
-		return PinConfig{}, fault.Invalidf("%s.dataPointID: a source dataPointID is required", field)
-	}
-	var r rawRange
-	if err := decodeObject(field+".data_range", p.DataRange, &r); err != nil {
-		return PinConfig{}, err
-	}
-	pc := PinConfig{DataPointID: *p.DataPointID, Aggregate: p.Aggregate, Trigger: p.Trigger,
-		DataRange: DataRange{Time: r.Time, Start: r.Start, End: r.End}}
-	if len(r.Count) > 0 && string(r.Count) != "null" {
-		n, err := parseCount(r.Count)
-		if err != nil {
-			return PinConfig{}, fault.Invalidf("%s.data_range.count: %v", field, err)
-		}
-		pc.DataRange.Count = &n
-	}
-	return normalizePin(field, pc)
-}
-
-// members reads raw as a JSON object by key (absent or null: none),
-// refusing keys outside known unless known is nil.
-func members(field string, raw json.RawMessage, known []string) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, jsonError(field, err)
-		}
-	}
-	if known != nil {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if !slices.Contains(known, k) {
-				return nil, fault.Invalidf("%s.%s: unknown field", field, k)
-			}
-		}
-	}
-	return m, nil
-}
-
-// decodeObject decodes raw, a JSON object (absent or null: nothing), into
-// the struct dst points to; a key that none of its json tags names is
-// refused, and so is a value of the wrong JSON type.
-func decodeObject(field string, raw json.RawMessage, dst any) error {
-	t := reflect.TypeOf(dst).Elem()
-	known := make([]string, t.NumField())
-	for i := range known {
-		known[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
-	}
-	if _, err := members(field, raw, known); err != nil || len(raw) == 0 {
-		return err
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return jsonError(field, err)
-	}
-	return nil
-}
-
-// jsonError says what is wrong with a JSON value in the client's terms.
-func jsonError(field string, err error) error {
-	return fault.Invalidf("%s", codec.JSONProblem(field, err))
-}
-
-// parseCount accepts an integer or a numeric string (api.md 2.11).
-func parseCount(raw json.RawMessage) (int, error) {
-	s := string(raw)
-	if uq, err := strconv.Unquote(s); err == nil {
-		s = uq
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 100_000 {
-		return 0, fmt.Errorf("must be an integer from 1 to 100000 (or such a numeric string), got %s", string(raw))
-	}
-	return n, nil
 }
 
 // normalizePin validates a pin's data_range, aggregate and trigger and
