@@ -3,8 +3,9 @@
 // import (dialect sniffing, fields, the many timestamp forms), RFC 3339
 // times as uploads and gateways send them, the Kafka gateway JSON (a
 // hand-written fast path and an encoding/json fallback that agree), the
-// MQTT topics and payloads, and the edge protocol's messages (edge.go,
-// decoded member by member in edgedecode.go), and it holds the rules
+// MQTT topics and payloads, the edge protocol's messages (edge.go,
+// decoded member by member in edgedecode.go) and a virtual datapoint's
+// configuration (vdpconfig.go), and it holds the rules
 // every format shares: what a dataPointID may be and which values and
 // times an observation may carry (decisions.md 4).
 //

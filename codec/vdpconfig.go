@@ -217,7 +217,7 @@ func vdpCount(raw json.RawMessage) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > vdpMaxCount {
-		return 0, fmt.Errorf("must be an integer from 1 to 100000 (or such a numeric string), got %s", string(raw))
+		return 0, fmt.Errorf("must be an integer from 1 to 100000 (or such a numeric string), got %s", fault.Clip(string(raw)))
 	}
 	return n, nil
 }
