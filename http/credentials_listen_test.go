@@ -153,8 +153,10 @@ func (e *testEnv) token(u basic) bearer {
 }
 
 // A project deleted through one server is gone on another at once: an
-// upload there answers 404 and stores nothing, instead of being taken
-// under the project and datapoint ids that server had cached.
+// upload there is refused as on the server that deleted it (403: a project
+// that does not exist is nobody's business, decisions.md 3) and stores
+// nothing, instead of being taken under the project and datapoint ids
+// that server had cached.
 func TestProjectDeletedReachesEveryServerAtOnce(t *testing.T) {
 	a := newTestEnv(t)
 	b := a.twin()
@@ -165,13 +167,14 @@ func TestProjectDeletedReachesEveryServerAtOnce(t *testing.T) {
 	b.do("POST", upload, c.Admin, obs).want(t, 200) // b caches the project and src's id
 	src := a.sqlFloat(`SELECT id FROM datapoints WHERE project_id = $1 AND datapoint_id = 'src'`, pid)
 	a.do("DELETE", fmt.Sprintf("/v2/project/%d", pid), c.Admin, nil).want(t, 200)
+	a.do("POST", upload, c.Admin, obs).wantError(t, 403)
 	for deadline := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
 		r := b.do("POST", upload, c.Admin, obs)
-		if r.Status == 404 {
+		if r.Status == 403 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("1 s after the project's deletion through another server, an upload answers %d %s, want 404", r.Status, r.Body)
+			t.Fatalf("1 s after the project's deletion through another server, an upload answers %d %s, want 403 as there", r.Status, r.Body)
 		}
 	}
 	if n := a.sqlFloat(`SELECT count(*) FROM observations WHERE datapoint = $1`, int64(src)); n != 0 {
