@@ -7,7 +7,10 @@
 // decoded member by member in edgedecode.go) and a virtual datapoint's
 // configuration (vdpconfig.go), and it holds the rules
 // every format shares: what a dataPointID may be and which values and
-// times an observation may carry (decisions.md 4).
+// times an observation may carry (decisions.md 4). The relay of stored
+// observations between a cluster's nodes is protobuf, in codec/relay
+// (with its generated codec/relaypb), a package of its own so that codec
+// stays on the standard library.
 //
 // What belongs here: pure functions and small readers over []byte and
 // io.Reader, each format in a small file with its tests and a fuzz test.
