@@ -144,7 +144,7 @@ func (s *Server) deleteProject(c *fiber.Ctx, cl *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.engine.StopProject(c.UserContext(), p.ID); err != nil {
+	if err := s.runner.StopProject(c.UserContext(), p.ID); err != nil {
 		s.log.Warn("stop the virtual datapoints of a deleted project", slog.Int64("project_id", p.ID), slog.Any("error", err))
 	}
 	s.authz.forgetProject(p.ID)

@@ -60,6 +60,7 @@ type Server struct {
 	store      *store.Store
 	ingest     Ingest
 	engine     Engine
+	runner     Runner
 	controls   *controls.Runtime // nil: apps cannot run on this node (run answers 503)
 	app        *fiber.App
 	catalog    *rbac.Catalog
@@ -89,7 +90,10 @@ type Server struct {
 type Deps struct {
 	Store    *store.Store
 	Ingest   Ingest // where uploads go: the node's pipeline
-	Engine   Engine // runs virtual datapoints
+	Engine   Engine // builds virtual datapoints' definitions
+	// Runner runs them; nil: Engine, which must then be a Runner too
+	// (*actors.Engine is).
+	Runner Runner
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 	// Hasher and Throttle, when set, are shared with the MQTT broker:
@@ -136,6 +140,14 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 	if st == nil || log == nil || reg == nil || deps.Ingest == nil || deps.Engine == nil || deps.Components == nil {
 		return nil, errors.New("http: Store, Ingest, Engine, Components, Log and Registry are required")
 	}
+	runner := deps.Runner
+	if runner == nil {
+		local, ok := deps.Engine.(Runner)
+		if !ok {
+			return nil, errors.New("http: Runner is required when Engine runs no virtual datapoint")
+		}
+		runner = local
+	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
 	}
@@ -160,6 +172,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		store:      st,
 		ingest:     deps.Ingest,
 		engine:     deps.Engine,
+		runner:     runner,
 		controls:   deps.Controls,
 		hasher:     deps.Hasher,
 		mqttPW:     deps.MQTTPasswords,

@@ -18,15 +18,26 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// Engine is what the HTTP layer asks of the actor engine.
+// Engine is what the HTTP layer asks of the actor engine wherever it
+// runs: definitions and their own window budget.
 type Engine interface {
 	Definition(projectID int64, dataPointID, typ string, raw json.RawMessage) (actors.Definition, error)
-	// Start answers where the run's calculation began (actors.Engine.Start).
-	Start(ctx context.Context, def actors.Definition) (time.Time, error)
-	Stop(ctx context.Context, k actors.Key) error
 	// CheckBudget refuses a definition over the window budget: its own
 	// windows (400), and with toRun the node's (503).
 	CheckBudget(def actors.Definition, toRun bool) error
+}
+
+// Runner runs virtual datapoints: this node's engine (*actors.Engine),
+// or in cluster mode the member that owns each (cluster.Runner). It gets
+// the datapoint's row as HTTP read it, so every node answers alike.
+type Runner interface {
+	// StartVDP answers where the run's calculation began
+	// (actors.Engine.Start).
+	StartVDP(ctx context.Context, v store.VDP) (time.Time, error)
+	Stop(ctx context.Context, k actors.Key) error
+	// CheckRunBudget refuses a start the budget of the node that would run
+	// it cannot hold (503).
+	CheckRunBudget(ctx context.Context, v store.VDP) error
 	// StopProject stops the running virtual datapoints of a project.
 	StopProject(ctx context.Context, projectID int64) error
 }

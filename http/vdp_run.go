@@ -54,7 +54,7 @@ func (s *Server) runVDP(c *fiber.Ctx, cl *call) (any, error) {
 			return nil, err
 		}
 		next := store.StatusChange{Code: store.StatusStopped, Message: "engine actor stopped"}
-		if err := s.engine.Stop(ctx, actors.Key{ProjectID: cl.ProjectID, DataPointID: id}); err != nil {
+		if err := s.runner.Stop(ctx, actors.Key{ProjectID: cl.ProjectID, DataPointID: id}); err != nil {
 			next = store.StatusChange{Code: store.StatusStopFailed, Message: err.Error()}
 		}
 		v, err = s.store.ChangeVDPStatus(ctx, cl.ProjectID, id, next)
@@ -74,11 +74,7 @@ func (s *Server) checkRunBudget(c *fiber.Ctx, projectID int64, id string) error 
 	if err != nil {
 		return err
 	}
-	def, err := s.engine.Definition(projectID, id, v.Type, v.Config)
-	if err != nil {
-		return err
-	}
-	return s.engine.CheckBudget(def, true)
+	return s.runner.CheckRunBudget(c.UserContext(), v)
 }
 
 // startVDP runs the actor of a virtual datapoint in Starting and records
@@ -86,11 +82,8 @@ func (s *Server) checkRunBudget(c *fiber.Ctx, projectID int64, id string) error 
 // after a crash (actors.Engine.CatchUp), or Start failed with the reason.
 func (s *Server) startVDP(c *fiber.Ctx, v store.VDP) (store.VDP, error) {
 	next := store.StatusChange{Code: store.StatusRunning, Message: "engine actor running"}
-	def, err := s.engine.Definition(v.ProjectID, v.DataPointID, v.Type, v.Config)
-	if err == nil {
-		next.CatchUpFrom, err = s.engine.Start(c.UserContext(), def)
-	}
-	if err != nil {
+	var err error
+	if next.CatchUpFrom, err = s.runner.StartVDP(c.UserContext(), v); err != nil {
 		next = store.StatusChange{Code: store.StatusStartFailed, Message: fault.Message(err)}
 		if fault.KindOf(err) == fault.Internal {
 			next.Message = err.Error() // an operator reads this log; it names no secret

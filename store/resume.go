@@ -88,3 +88,29 @@ func (s *Store) MarkResumed(ctx context.Context, vdps []VDP, message string) (mo
 	}
 	return done, nil
 }
+
+// VDPsIn lists the virtual datapoints in one of the given statuses, in
+// creation order, each with its CatchUpFrom, without changing them: in
+// cluster mode, what the members divide among themselves
+// (cluster.Reconciler), where one node's MarkResuming would take them
+// all.
+func (s *Store) VDPsIn(ctx context.Context, statuses ...int) ([]VDP, error) {
+	rows, err := s.pool.Query(ctx, `SELECT project_id, datapoint_id, type, description, config, status_code, catch_up_from
+		FROM virtual_datapoints WHERE status_code = ANY($1) ORDER BY id`, statuses)
+	if err != nil {
+		return nil, fmt.Errorf("list virtual datapoints by status: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (VDP, error) {
+		var v VDP
+		var from *time.Time
+		err := r.Scan(&v.ProjectID, &v.DataPointID, &v.Type, &v.Description, &v.Config, &v.StatusCode, &from)
+		if from != nil {
+			v.CatchUpFrom = from.UTC()
+		}
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list virtual datapoints by status: %w", err)
+	}
+	return out, nil
+}

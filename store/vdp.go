@@ -81,7 +81,7 @@ type VDP struct {
 	Logs        []VDPLog
 	// CatchUpFrom is where its current run's live calculation began, in
 	// event time (actors.Engine.Start); zero when unknown. Only
-	// MarkResuming reads it.
+	// MarkResuming and VDPsIn read it.
 	CatchUpFrom time.Time
 }
 
