@@ -24,6 +24,12 @@ type BatcherConfig struct {
 	MaxBatch   int           // observations per transaction; default 10,000
 	MaxWait    time.Duration // how long the first request of a batch waits for company; default 2 ms
 	QueueDepth int           // requests waiting before Write blocks (backpressure); default 256
+
+	// Relay, when set (a cluster), publishes every committed batch before
+	// its writers are answered, and the router is left to the relay's
+	// consumer (relay.go). Without it (a single node), the batcher routes
+	// its batches itself.
+	Relay Relay
 }
 
 func (c *BatcherConfig) fill() error {
@@ -44,13 +50,15 @@ func (c *BatcherConfig) fill() error {
 
 // Batcher is the one pipeline of a node: it gathers the observations of
 // concurrent writers into batches, stores each batch in one transaction,
-// answers the writers, then hands the batch to the router. One goroutine
+// answers the writers, then hands the batch to the router (or, with a
+// relay, publishes it before answering, relay.go). One goroutine
 // collects while another writes, so collecting goes on during a write;
 // when writes fall behind, the queue fills and Write blocks.
 type Batcher struct {
 	cfg     BatcherConfig
 	store   ObservationStore
 	router  *Router
+	relay   Relay // nil on a single node
 	metrics *pipelineMetrics
 
 	in      chan *writeRequest
@@ -71,6 +79,8 @@ type Batcher struct {
 
 	rowBuf []store.Row // the writer goroutine's, reused by every flush
 	keyBuf []rowKey    // likewise
+	// relayRuns is relayBatches' working memory, the writer goroutine's.
+	relayRuns []routeRun
 }
 
 type writeRequest struct {
@@ -91,7 +101,7 @@ func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prom
 	if err != nil {
 		return nil, err
 	}
-	return &Batcher{cfg: cfg, store: st, router: router, metrics: m, ids: map[dpKey]int64{},
+	return &Batcher{cfg: cfg, store: st, router: router, relay: cfg.Relay, metrics: m, ids: map[dpKey]int64{},
 		in: make(chan *writeRequest, cfg.QueueDepth), batches: make(chan []*writeRequest, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}, nil
 }

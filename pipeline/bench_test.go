@@ -50,3 +50,35 @@ func startBatcherB(b *testing.B, db *testDB) *Batcher {
 	b.Cleanup(bt.Stop)
 	return bt
 }
+
+// BenchmarkRoute routes a committed batch of 10,000 observations of 1,000
+// datapoints, half of them subscribed, as the writer goroutine does after
+// every commit (route and its run building, without the store).
+func BenchmarkRoute(b *testing.B) {
+	r := NewRouter()
+	var sink discard
+	const dps, per = 1000, 10
+	for d := 0; d < dps; d += 2 {
+		r.Attach(1, fmt.Sprintf("dp%d", d), &sink)
+	}
+	bt := &Batcher{ids: map[dpKey]int64{}}
+	obs := make([]Observation, 0, dps*per)
+	for i := 0; i < per; i++ {
+		for d := 0; d < dps; d++ {
+			obs = append(obs, Observation{ProjectID: 1, DataPointID: fmt.Sprintf("dp%d", d), Time: t0.Add(time.Duration(i) * time.Second)})
+		}
+	}
+	for d := 0; d < dps; d++ {
+		bt.ids[dpKey{1, fmt.Sprintf("dp%d", d)}] = int64(dps - d)
+	}
+	batch := []*writeRequest{{obs: obs}}
+	keys := bt.sortKeys(batch)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.route(batch, keys)
+	}
+}
+
+type discard struct{}
+
+func (*discard) Deliver([]Observation) {}

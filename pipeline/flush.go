@@ -14,6 +14,12 @@ import (
 // the batch's data (rather than being unreachable), the fault lies with
 // one request, and the batch's other requests, perhaps of other companies,
 // must not fail with it: each request is then written on its own.
+//
+// With a relay, a stored batch is published before its requests are
+// answered, so that a writer answered with success knows every node will
+// deliver its observations; a failed publication answers them with an
+// error (they are stored, but a retry is safe). The router then gets the
+// batch from the relay's consumer, not from here.
 func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 	start := time.Now()
 	n := 0
@@ -28,15 +34,30 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 		stored := make([]*writeRequest, 0, len(batch))
 		for _, r := range batch {
 			err := b.write(ctx, []*writeRequest{r})
-			b.answer(r, err)
 			if err == nil {
 				stored = append(stored, r)
 			}
+			if err != nil || b.relay == nil {
+				b.answer(r, err) // with a relay, the stored wait for their publication
+			}
 		}
 		if len(stored) > 0 {
-			b.deliver(stored, b.sortKeys(stored))
+			keys := b.sortKeys(stored)
+			if b.relay != nil {
+				err := b.publish(ctx, stored, keys)
+				for _, r := range stored {
+					b.answer(r, err)
+				}
+				if err != nil {
+					return
+				}
+			}
+			b.deliver(stored, keys)
 		}
 		return
+	}
+	if err == nil && b.relay != nil {
+		err = b.publish(ctx, batch, b.keyBuf) // keyBuf: this batch's, from rows
 	}
 	for _, r := range batch {
 		b.answer(r, err)
@@ -47,9 +68,12 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 }
 
 // deliver hands a committed batch, with its sorted keys, to the
-// subscribers of its datapoints and to the taps.
+// subscribers of its datapoints (unless the relay's consumer does) and to
+// the taps.
 func (b *Batcher) deliver(batch []*writeRequest, keys []rowKey) {
-	b.router.route(batch, keys)
+	if b.relay == nil {
+		b.router.route(batch, keys)
+	}
 	if b.router.tapped() {
 		b.router.tap(b.stored(batch, keys))
 	}

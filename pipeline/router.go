@@ -116,6 +116,10 @@ func (a arrival) compare(b arrival) int {
 // deliveries one after the other, and a source stamped later must not
 // reach it before another's earlier observation that came first (its
 // outputs would differ from a recompute, which goes in time order).
+//
+// With a relay, the batcher publishes the same runs in the same order
+// (Batcher.relayBatches) instead, and every node's router delivers them
+// (DeliverRelayed).
 func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 	if r.n.Load() == 0 || len(keys) == 0 {
 		return
@@ -124,6 +128,32 @@ func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 	defer r.scratchMu.Unlock()
 	runs, total := r.runs[:0], 0
 	r.mu.RLock()
+	eachRun(keys, func(lo, hi int, first arrival) {
+		o := &batch[keys[lo].req].obs[keys[lo].i]
+		if subs := r.subs[dpKey{o.ProjectID, o.DataPointID}]; len(subs) > 0 {
+			runs = append(runs, routeRun{subs: subs, lo: lo, hi: hi, first: first})
+			total += hi - lo
+		}
+	})
+	r.mu.RUnlock()
+	sortByArrival(runs)
+	all := make([]Observation, 0, total)
+	for _, run := range runs {
+		from := len(all)
+		for _, k := range keys[run.lo:run.hi] {
+			all = append(all, batch[k.req].obs[k.i])
+		}
+		fanOut(run.subs, all[from:len(all):len(all)])
+	}
+	clear(runs) // drop the subscription lists
+	r.runs = runs[:0]
+}
+
+// eachRun calls f with every datapoint's run of keys, sorted as
+// Batcher.sortKeys sorts them: the keys [lo, hi), in time order, and the
+// arrival of the one among them that arrived first. It is the step route
+// and the relay share, so that both cut a batch into the same runs.
+func eachRun(keys []rowKey, f func(lo, hi int, first arrival)) {
 	for lo := 0; lo < len(keys); {
 		hi, first := lo+1, arrival{keys[lo].req, keys[lo].i}
 		// Row id 0 is a datapoint forgotten while its batch was formed
@@ -134,33 +164,28 @@ func (r *Router) route(batch []*writeRequest, keys []rowKey) {
 				first = a
 			}
 		}
-		o := &batch[keys[lo].req].obs[keys[lo].i]
-		if subs := r.subs[dpKey{o.ProjectID, o.DataPointID}]; len(subs) > 0 {
-			runs = append(runs, routeRun{subs: subs, lo: lo, hi: hi, first: first})
-			total += hi - lo
-		}
+		f(lo, hi, first)
 		lo = hi
 	}
-	r.mu.RUnlock()
+}
+
+// sortByArrival puts runs in the order their datapoints first arrived,
+// the order of delivery (see route).
+func sortByArrival(runs []routeRun) {
 	slices.SortFunc(runs, func(a, b routeRun) int { return a.first.compare(b.first) })
-	all := make([]Observation, 0, total)
-	for _, run := range runs {
-		from := len(all)
-		for _, k := range keys[run.lo:run.hi] {
-			all = append(all, batch[k.req].obs[k.i])
+}
+
+// fanOut hands one run to its subscribers. list must be capped (full
+// slice expression), so that a subscriber's append cannot spill into the
+// next run.
+func fanOut(subs []Subscriber, list []Observation) {
+	for i, s := range subs {
+		out := list
+		if i < len(subs)-1 {
+			out = slices.Clone(list) // every subscriber owns its slice
 		}
-		// Capped, so a subscriber's append cannot spill into the next run.
-		list := all[from:len(all):len(all)]
-		for i, s := range run.subs {
-			out := list
-			if i < len(run.subs)-1 {
-				out = slices.Clone(list) // every subscriber owns its slice
-			}
-			s.Deliver(out)
-		}
+		s.Deliver(out)
 	}
-	clear(runs) // drop the subscription lists
-	r.runs = runs[:0]
 }
 
 // Stored is one committed batch as a tap sees it: the stored observations
