@@ -22,28 +22,10 @@ import (
 	"github.com/openbdp/bdp/store/storetest"
 )
 
-var (
-	testPG   *pgcluster.Cluster
-	testEtcd string // endpoint of the package's etcd
-)
+var testPG *pgcluster.Cluster
 
 func TestMain(m *testing.M) {
-	pgcluster.RunTests(m, func(c *pgcluster.Cluster) {
-		testPG = c
-		dir, err := os.MkdirTemp("", "bdp-etcd-")
-		if err != nil {
-			panic(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		s, err := etcdtest.Start(ctx, dir)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		testEtcd = s.Endpoint
-		// Stopped with the process: RunTests exits after the tests.
-	})
+	pgcluster.RunTests(m, func(c *pgcluster.Cluster) { testPG = c })
 }
 
 // testNode is one member: the core of a node (pipeline and engine) in an
@@ -57,7 +39,7 @@ type testNode struct {
 	parts  *node.Parts
 }
 
-func startNode(t *testing.T, st *store.Store, clusterName, name string) *testNode {
+func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string) *testNode {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -71,7 +53,7 @@ func startNode(t *testing.T, st *store.Store, clusterName, name string) *testNod
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, err := Join(ctx, system, Config{Etcd: []string{testEtcd}, Name: clusterName, NodeID: name, CommandTimeout: 20 * time.Second}, log)
+	member, err := Join(ctx, system, Config{Etcd: []string{etcd.Endpoint}, NodeID: name, CommandTimeout: 20 * time.Second}, log)
 	if err != nil {
 		parts.Stop(10 * time.Second)
 		t.Fatal(err)
@@ -188,8 +170,9 @@ func seeMembers(nodes []*testNode, want int) func() bool {
 func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 	st, _ := storetest.Open(t, testPG)
 	tenant := storetest.NewTenant(t, st, "cl")
-	a := startNode(t, st, t.Name(), "a")
-	b := startNode(t, st, t.Name(), "b")
+	etcd := etcdtest.Start(t)
+	a := startNode(t, st, etcd, "a")
+	b := startNode(t, st, etcd, "b")
 	nodes := []*testNode{a, b}
 	waitFor(t, 20*time.Second, "both members see two members", seeMembers(nodes, 2))
 
@@ -250,8 +233,9 @@ func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 func TestStartOnAMemberThatDoesNotOwnIsRefused(t *testing.T) {
 	st, _ := storetest.Open(t, testPG)
 	tenant := storetest.NewTenant(t, st, "cl")
-	a := startNode(t, st, t.Name(), "a")
-	b := startNode(t, st, t.Name(), "b")
+	etcd := etcdtest.Start(t)
+	a := startNode(t, st, etcd, "a")
+	b := startNode(t, st, etcd, "b")
 	nodes := []*testNode{a, b}
 	waitFor(t, 20*time.Second, "both members see two members", seeMembers(nodes, 2))
 	for _, v := range createVDPs(t, st, tenant.Project.ID, 8) {

@@ -11,7 +11,7 @@
 #           Kafka test broker, python3 with venv for the Python tests,
 #           mosquitto (with its dynamic-security plugin) for the external
 #           MQTT broker tests, mosquitto-clients and openssl for the MQTT
-#           over TLS client tests
+#           over TLS client tests, etcd-server for the cluster tests
 #   --npm   npm, to fetch the Swagger UI assets (`make ui`)
 #   --bench what the benchmark scripts need: the above for --run, plus wrk
 #           and curl
@@ -69,6 +69,8 @@ if [ "$want_test" = 1 ]; then
 	# mosquitto_sub; the TLS tests make their certificates with openssl.
 	command -v mosquitto_sub >/dev/null 2>&1 || pkgs+=(mosquitto-clients)
 	command -v openssl >/dev/null 2>&1 || pkgs+=(openssl)
+	# Cluster mode's membership (cluster/etcdtest, the cluster tests).
+	[ -x /usr/bin/etcd ] || pkgs+=(etcd-server)
 	# The Python tests (make test-python, test-api) run in a virtualenv;
 	# Debian's python3 makes one only with python3-venv (ensurepip).
 	if ! command -v python3 >/dev/null 2>&1; then

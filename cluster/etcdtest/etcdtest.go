@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -28,8 +29,22 @@ type Server struct {
 	exited   chan struct{}
 }
 
-// Start runs etcd with its data under dir and returns once it answers.
-func Start(ctx context.Context, dir string) (*Server, error) {
+// Start runs etcd for a test, its data in the test's temporary directory,
+// and stops it when the test ends.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := start(ctx, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// start runs etcd with its data under dir and returns once it answers.
+func start(ctx context.Context, dir string) (*Server, error) {
 	bin := os.Getenv("BDP_TEST_ETCD")
 	if bin == "" {
 		bin = Binary

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics/runner"
+	"github.com/openbdp/bdp/cluster"
 )
 
 // config is the whole platform configuration, read from BDP_* environment
@@ -84,11 +85,20 @@ type config struct {
 	S3Bucket                 string
 	S3Region                 string // empty: files.DefaultRegion
 	S3PublicURL              string // where download links point; empty: the store's address
+
+	// NodeID names this node (BDP_NODE_ID; the host name by default).
+	NodeID string
+	// Cluster is the cluster configuration; nil: one node.
+	Cluster    *cluster.Config
+	RelayTopic string // the Kafka topic of stored observations (cluster mode)
 }
 
 // configVars documents every variable with its default, for --help and
 // the README.
-var configVars = []struct{ name, def, doc string }{
+// configVar is one variable, its default and what it does.
+type configVar struct{ name, def, doc string }
+
+var configVars = append([]configVar{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
 	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
 	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
@@ -130,7 +140,7 @@ var configVars = []struct{ name, def, doc string }{
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
 	{"BDP_ANALYSIS_WORKERS", "", "analysis runs computed at once on this node (1 to 64); more wait in the database; empty: half the CPUs, at least 1, so analyses do not starve ingestion"},
 	{"BDP_EDGE_SIMULATOR", "0", "1: run a simulated edge device (bdp edge-sim) for every project with setpoint writing enabled, with fresh edge credentials; projects are picked up every 5 s; SIGUSR1 crashes them (simulated power loss)"},
-}
+}, clusterVars...)
 
 // loadConfig reads the environment through getenv.
 func loadConfig(getenv func(string) string) (config, error) {
@@ -304,6 +314,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	default:
 		bad("BDP_EDGE_SIMULATOR", errors.New("must be 0 or 1"))
 	}
+	loadClusterConfig(&c, get, bad) // after what cluster mode needs
 	return c, errors.Join(errs...)
 }
 

@@ -47,7 +47,7 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 	var skip []pipeline.Source
 	if cfg.MQTTExternal != "" {
 		ext, err := mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
-			AdminPassword: cfg.MQTTAdminPassword, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
+			AdminPassword: cfg.MQTTAdminPassword, ClientID: "bdp-" + cfg.NodeID, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
 		if err != nil {
 			return fail(err)
 		}

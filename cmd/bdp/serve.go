@@ -18,6 +18,7 @@ import (
 
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/cluster"
 	"github.com/openbdp/bdp/edge"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/files"
@@ -92,6 +93,10 @@ func runServe(ctx context.Context) error {
 	// return, before the engine stops.
 	resumeCtx, stopResume := context.WithCancel(context.Background())
 	g.Add(func() error {
+		if app.reconciler != nil {
+			app.reconciler.Run(resumeCtx) // this member's share, as the members change
+			return nil
+		}
 		if err := actors.Resume(resumeCtx, app.engine, st, log, cfg.ResumeConcurrency); err != nil && resumeCtx.Err() == nil {
 			log.Error("resume virtual datapoints", slog.Any("error", err))
 		}
@@ -106,6 +111,9 @@ type serving struct {
 	http     *bdphttp.Server
 	listener net.Listener
 	engine   *actors.Engine
+	// reconciler runs this member's share of the virtual datapoints in
+	// cluster mode; nil on one node, which resumes them all.
+	reconciler *cluster.Reconciler
 }
 
 // startParts starts the platform's parts in the order they depend on each
@@ -151,6 +159,15 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	ingest, router, engine, components := core.Ingest, core.Router, core.Engine, core.Components
+	var runner bdphttp.Runner = engine
+	var reconciler *cluster.Reconciler
+	if cfg.Cluster != nil {
+		var member *cluster.Runner
+		if member, reconciler, err = joinCluster(ctx, cfg, system, engine, st, running, log); err != nil {
+			return serving{}, err
+		}
+		runner = member
+	}
 	if len(cfg.KafkaBrokers) > 0 {
 		stopKafka, err := startKafka(cfg, st, ingest, reg, log)
 		if err != nil {
@@ -207,7 +224,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
-	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Runner: runner, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
 		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Files: fileStore})
 	if err != nil {
 		return serving{}, err
@@ -229,7 +246,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		log.Info("no company yet: create the first one with `"+firstCompanyHint+"` (same BDP_* environment, while bdp serve runs or not); it prints the admin's password",
 			slog.String("command", firstCompanyHint))
 	}
-	return serving{http: srv, listener: ln, engine: engine}, nil
+	return serving{http: srv, listener: ln, engine: engine, reconciler: reconciler}, nil
 }
 
 // openDatabase connects to BDP_DATABASE_URL or starts the managed cluster,
@@ -335,7 +352,7 @@ func startKafka(cfg config, st *store.Store, sink pipeline.Sink, reg prometheus.
 		}
 		return err == nil, err
 	}
-	k, err := pipeline.NewKafkaIngest(pipeline.KafkaConfig{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, GroupID: cfg.KafkaGroup},
+	k, err := pipeline.NewKafkaIngest(pipeline.KafkaConfig{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic, GroupID: cfg.KafkaGroup, ClientID: "bdp-" + cfg.NodeID},
 		sink, exists, log, reg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka ingestion: %w", err)

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/cluster"
+	"github.com/openbdp/bdp/node"
+	"github.com/openbdp/bdp/store"
+)
+
+// joinCluster makes this node a member of the cluster of cfg.Cluster: it
+// joins through etcd and serves the other members' commands. The returned
+// Runner is what HTTP starts and stops virtual datapoints through, and
+// the Reconciler what runs this member's share of them (in place of a
+// single node's resume).
+func joinCluster(ctx context.Context, cfg config, system *actor.ActorSystem, engine *actors.Engine, st *store.Store,
+	running *node.Parts, log *slog.Logger) (*cluster.Runner, *cluster.Reconciler, error) {
+	member, err := cluster.Join(ctx, system, *cfg.Cluster, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Stopped before the engine: the other members take over what this
+	// one ran while its actors still run, rather than after a gap.
+	running.Add("cluster membership", member.Leave)
+	runner, stopCommands, err := cluster.Serve(member, engine, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	running.AddFunc("cluster commands", stopCommands)
+	return runner, &cluster.Reconciler{Member: member, Engine: engine, Store: st, Log: log,
+		Concurrency: cfg.ResumeConcurrency}, nil
+}
