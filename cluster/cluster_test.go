@@ -59,7 +59,7 @@ func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string
 		t.Fatal(err)
 	}
 	parts.Add("cluster membership", member.Leave)
-	runner, stopCommands, err := Serve(member, core.Engine, log)
+	runner, stopCommands, err := Serve(member, core.Engine, log, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,6 +191,22 @@ func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 		}
 	}
 
+	// Every member's view: both members, each counting what it runs.
+	for _, n := range nodes {
+		view, err := n.runner.View(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if view.Mode != "cluster" || view.NodeID != n.name || len(view.Members) != 2 {
+			t.Fatalf("%s's view: %+v", n.name, view)
+		}
+		for _, m := range view.Members {
+			if !m.Answered || m.VirtualDatapoints != int64(owners[m.NodeID]) || m.Self != (m.NodeID == n.name) {
+				t.Fatalf("%s's view of %s: %+v, want %d datapoints", n.name, m.NodeID, m, owners[m.NodeID])
+			}
+		}
+	}
+
 	// A stop through the node that does not run it.
 	for _, v := range vdps[:4] {
 		via := a
@@ -210,6 +226,12 @@ func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 
 	// a leaves: b runs every datapoint still Running, and the stopped
 	// ones nowhere.
+	var movedToB int64
+	for _, v := range vdps[4:] {
+		if ownerName(key(v), nodes...) == "a" {
+			movedToB++
+		}
+	}
 	began := time.Now()
 	a.stop()
 	waitFor(t, 10*time.Second, "b runs every running datapoint after a left", func() bool {
@@ -221,6 +243,11 @@ func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 		return true
 	})
 	t.Logf("moved to b in %s", time.Since(began).Round(time.Millisecond))
+	// Counted once each start is recorded, just after it runs.
+	waitFor(t, 5*time.Second, fmt.Sprintf("b's view after a left: one member that moved in %d", movedToB), func() bool {
+		view, err := b.runner.View(context.Background())
+		return err == nil && len(view.Members) == 1 && view.Members[0].MovedIn == movedToB
+	})
 	for _, v := range vdps[:4] {
 		if b.engine.Running(key(v)) {
 			t.Fatalf("stopped %s runs on b after the move", v.DataPointID)

@@ -88,8 +88,9 @@ type Member struct {
 	mu      sync.Mutex
 	owners  *cluster.Rendezvous
 	members []*cluster.Member // the current topology, by address
-	topoSeq uint64            // topologies seen, for /operator/cluster
 	changed chan struct{}     // a token when the topology changed since it was last taken
+
+	moves // what the reconciler moved
 }
 
 // Join starts the node's remote and joins the cluster in etcd. The
@@ -135,7 +136,6 @@ func (m *Member) setTopology(members []*cluster.Member) {
 	m.mu.Lock()
 	m.owners.UpdateMembers(members)
 	m.members = members
-	m.topoSeq++
 	m.mu.Unlock()
 	select {
 	case m.changed <- struct{}{}:

@@ -91,6 +91,7 @@ func (r *Reconciler) reconcile(ctx context.Context) {
 			if err := r.Engine.Stop(ctx, k); err != nil {
 				r.Log.Error("reconcile: stop", slog.Any("error", err))
 			}
+			r.Member.movedOut.Add(1)
 		}
 	}
 	if len(start) > 0 {
@@ -150,5 +151,6 @@ func (r *Reconciler) startOne(ctx context.Context, v store.VDP) {
 		_ = r.Engine.Stop(ctx, k)
 		return
 	}
+	r.Member.movedIn.Add(1)
 	r.Log.Info("reconcile: running here", attrs...)
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/openbdp/bdp/actors"
@@ -37,13 +39,17 @@ type Runner struct {
 	engine *actors.Engine
 	log    *slog.Logger
 
-	wg sync.WaitGroup // commands of other members in progress
+	wg       sync.WaitGroup // commands of other members in progress
+	holdings atomic.Value   // holdingsFunc: what else this node runs (SetHoldings)
 }
 
 // Serve starts this member's side of the commands: the actor the other
 // members' Runners send to. The returned func stops it and waits for the
 // commands in progress.
-func Serve(m *Member, engine *actors.Engine, log *slog.Logger) (*Runner, func(), error) {
+func Serve(m *Member, engine *actors.Engine, log *slog.Logger, reg prometheus.Registerer) (*Runner, func(), error) {
+	if err := m.registerMetrics(reg); err != nil {
+		return nil, nil, fmt.Errorf("cluster: register metrics: %w", err)
+	}
 	r := &Runner{member: m, engine: engine, log: log}
 	pid, err := m.system.Root.SpawnNamed(actor.PropsFromFunc(r.receive), commandsName)
 	if err != nil {
@@ -64,6 +70,10 @@ func (r *Runner) receive(c actor.Context) {
 		return // the actor's own lifecycle messages
 	}
 	sender := c.Sender()
+	if _, ok := msg.(*clusterpb.StatusRequest); ok {
+		c.Respond(r.local())
+		return
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/openbdp/bdp/cluster"
 	"github.com/openbdp/bdp/codec"
 	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
@@ -37,6 +38,9 @@ func operatorRoutes(s *Server) []*route {
 			Summary: "MQTT credentials for the project's edge device (username edge-{project_id}, topics below edge/{project_id}/, no expiry); " +
 				"calling again gives a new password and closes the session that used the old one",
 			Resp: envelopeOf[edgeCredentials]{}, Handle: s.putEdgeCredentials, Errors: map[int]string{503: mqttChange503}},
+		{Method: "GET", Path: "/operator/cluster", Tag: tag, Summary: "The platform's nodes: in cluster mode every member registered in etcd, " +
+			"what each holds (virtual datapoints, controls apps, edge connections) and what its reconciler moved; on one node, that node",
+			Resp: envelopeOf[cluster.Status]{}, Handle: s.getCluster},
 		{Method: "GET", Path: "/operator/currency-rates", Tag: tag, Summary: "Exchange rates: currency code to the value of one unit in a base currency of the operator's choice (EUR in the defaults); conversions use ratios only",
 			Resp: envelopeOf[map[string]float64]{}, Handle: s.getCurrencyRates},
 		{Method: "PUT", Path: "/operator/currency-rates", Tag: tag, Op: "update", Summary: "Set exchange rates (those named; others stay), e.g. {\"USD\": 0.86}: 1 USD = 0.86 of the base currency",
@@ -291,4 +295,13 @@ func systemIDs(list []units.System) string {
 		ids[i] = s.ID
 	}
 	return strings.Join(ids, ", ")
+}
+
+// getCluster answers what the platform's nodes hold.
+func (s *Server) getCluster(c *fiber.Ctx, _ *call) (any, error) {
+	view, err := s.cluster.View(c.UserContext())
+	if err != nil {
+		return nil, err
+	}
+	return ok("", view), nil
 }

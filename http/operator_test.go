@@ -418,3 +418,32 @@ func TestOperatorAPIDisabledWithoutToken(t *testing.T) {
 	// The /v2 API works as usual.
 	e.do("GET", "/v2/meta/endpoints", nil, nil).want(t, 200)
 }
+
+// GET /operator/cluster on one node: the node alone, counting the virtual
+// datapoints it runs; only with the operator token.
+func TestOperatorClusterOnOneNode(t *testing.T) {
+	e := newTestEnv(t)
+	c := e.newCompany()
+	pid, _ := e.newProject(c.Admin)
+	count := func() float64 {
+		r := e.do("GET", "/operator/cluster", opTok, nil).want(t, 200)
+		res, _ := r.JSON["resource"].(map[string]any)
+		if res == nil {
+			t.Fatalf("no resource: %s", r.Body)
+		}
+		members := res["members"].([]any)
+		if res["mode"] != "single" || len(members) != 1 || members[0].(map[string]any)["self"] != true {
+			t.Fatalf("one node: %s", r.Body)
+		}
+		return members[0].(map[string]any)["virtual_datapoints"].(float64)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%v virtual datapoints before any runs", n)
+	}
+	e.do("POST", vdpPath(pid, "", "dataPointID", "twice", "type", "formula"), c.Admin, formulaConfig("P1 x 2;", map[string]string{"P1": "a"})).want(t, 200)
+	e.do("POST", vdpPath(pid, "/run", "dataPointID", "twice", "run", "true"), c.Admin, nil).want(t, 200)
+	if n := count(); n != 1 {
+		t.Fatalf("%v virtual datapoints running, want 1", n)
+	}
+	e.do("GET", "/operator/cluster", c.Admin, nil).wantError(t, 401)
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics"
 	"github.com/openbdp/bdp/auth"
+	"github.com/openbdp/bdp/cluster"
 	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/files"
 	"github.com/openbdp/bdp/http/ui"
@@ -61,6 +62,7 @@ type Server struct {
 	ingest     Ingest
 	engine     Engine
 	runner     Runner
+	cluster    ClusterView
 	controls   *controls.Runtime // nil: apps cannot run on this node (run answers 503)
 	app        *fiber.App
 	catalog    *rbac.Catalog
@@ -88,12 +90,15 @@ type Server struct {
 
 // Deps are the parts of the platform the HTTP layer talks to.
 type Deps struct {
-	Store    *store.Store
-	Ingest   Ingest // where uploads go: the node's pipeline
-	Engine   Engine // builds virtual datapoints' definitions
+	Store  *store.Store
+	Ingest Ingest // where uploads go: the node's pipeline
+	Engine Engine // builds virtual datapoints' definitions
 	// Runner runs them; nil: Engine, which must then be a Runner too
 	// (*actors.Engine is).
 	Runner Runner
+	// Cluster answers GET /operator/cluster: *cluster.Runner in cluster
+	// mode; nil: this one node, counting the virtual datapoints it runs.
+	Cluster  ClusterView
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 	// Hasher and Throttle, when set, are shared with the MQTT broker:
@@ -118,6 +123,12 @@ type Deps struct {
 	// Files is the document store (company and project files); nil: the
 	// file routes answer 503.
 	Files *files.Service
+}
+
+// ClusterView tells what the platform's nodes hold (cluster.Runner,
+// cluster.Single).
+type ClusterView interface {
+	View(ctx context.Context) (cluster.Status, error)
 }
 
 // MQTTPasswords hands an MQTT user's password to a broker that keeps its
@@ -148,6 +159,16 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		}
 		runner = local
 	}
+	view := deps.Cluster
+	if view == nil {
+		view = cluster.Single{NodeID: "single", Holdings: func() cluster.Holdings {
+			var h cluster.Holdings
+			if e, ok := runner.(interface{ RunningKeys() []actors.Key }); ok {
+				h.VirtualDatapoints = len(e.RunningKeys())
+			}
+			return h
+		}}
+	}
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 32 << 20
 	}
@@ -173,6 +194,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		ingest:     deps.Ingest,
 		engine:     deps.Engine,
 		runner:     runner,
+		cluster:    view,
 		controls:   deps.Controls,
 		hasher:     deps.Hasher,
 		mqttPW:     deps.MQTTPasswords,

@@ -362,6 +362,137 @@ func (x *Reply) GetCatchUpFromUnixNano() int64 {
 	return 0
 }
 
+// StatusRequest asks a member what it holds (GET /operator/cluster);
+// answered by NodeStatus.
+type StatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusRequest) Reset() {
+	*x = StatusRequest{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusRequest) ProtoMessage() {}
+
+func (x *StatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
+func (*StatusRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{6}
+}
+
+// NodeStatus is what one member holds and has moved.
+type NodeStatus struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	NodeId            string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Address           string                 `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	VirtualDatapoints int64                  `protobuf:"varint,3,opt,name=virtual_datapoints,json=virtualDatapoints,proto3" json:"virtual_datapoints,omitempty"` // actors running or starting here
+	ControlsApps      int64                  `protobuf:"varint,4,opt,name=controls_apps,json=controlsApps,proto3" json:"controls_apps,omitempty"`
+	EdgeConnections   int64                  `protobuf:"varint,5,opt,name=edge_connections,json=edgeConnections,proto3" json:"edge_connections,omitempty"`
+	MovedIn           int64                  `protobuf:"varint,6,opt,name=moved_in,json=movedIn,proto3" json:"moved_in,omitempty"`    // datapoints the reconciler started here since the node started
+	MovedOut          int64                  `protobuf:"varint,7,opt,name=moved_out,json=movedOut,proto3" json:"moved_out,omitempty"` // and stopped here because another member owns them
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *NodeStatus) Reset() {
+	*x = NodeStatus{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeStatus) ProtoMessage() {}
+
+func (x *NodeStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeStatus.ProtoReflect.Descriptor instead.
+func (*NodeStatus) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *NodeStatus) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *NodeStatus) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *NodeStatus) GetVirtualDatapoints() int64 {
+	if x != nil {
+		return x.VirtualDatapoints
+	}
+	return 0
+}
+
+func (x *NodeStatus) GetControlsApps() int64 {
+	if x != nil {
+		return x.ControlsApps
+	}
+	return 0
+}
+
+func (x *NodeStatus) GetEdgeConnections() int64 {
+	if x != nil {
+		return x.EdgeConnections
+	}
+	return 0
+}
+
+func (x *NodeStatus) GetMovedIn() int64 {
+	if x != nil {
+		return x.MovedIn
+	}
+	return 0
+}
+
+func (x *NodeStatus) GetMovedOut() int64 {
+	if x != nil {
+		return x.MovedOut
+	}
+	return 0
+}
+
 var File_cluster_clusterpb_commands_proto protoreflect.FileDescriptor
 
 const file_cluster_clusterpb_commands_proto_rawDesc = "" +
@@ -389,7 +520,17 @@ const file_cluster_clusterpb_commands_proto_rawDesc = "" +
 	"\n" +
 	"fault_kind\x18\x02 \x01(\x05R\tfaultKind\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x124\n" +
-	"\x17catch_up_from_unix_nano\x18\x04 \x01(\x03R\x13catchUpFromUnixNanoB*Z(github.com/openbdp/bdp/cluster/clusterpbb\x06proto3"
+	"\x17catch_up_from_unix_nano\x18\x04 \x01(\x03R\x13catchUpFromUnixNano\"\x0f\n" +
+	"\rStatusRequest\"\xf6\x01\n" +
+	"\n" +
+	"NodeStatus\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12-\n" +
+	"\x12virtual_datapoints\x18\x03 \x01(\x03R\x11virtualDatapoints\x12#\n" +
+	"\rcontrols_apps\x18\x04 \x01(\x03R\fcontrolsApps\x12)\n" +
+	"\x10edge_connections\x18\x05 \x01(\x03R\x0fedgeConnections\x12\x19\n" +
+	"\bmoved_in\x18\x06 \x01(\x03R\amovedIn\x12\x1b\n" +
+	"\tmoved_out\x18\a \x01(\x03R\bmovedOutB*Z(github.com/openbdp/bdp/cluster/clusterpbb\x06proto3"
 
 var (
 	file_cluster_clusterpb_commands_proto_rawDescOnce sync.Once
@@ -403,7 +544,7 @@ func file_cluster_clusterpb_commands_proto_rawDescGZIP() []byte {
 	return file_cluster_clusterpb_commands_proto_rawDescData
 }
 
-var file_cluster_clusterpb_commands_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_cluster_clusterpb_commands_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_cluster_clusterpb_commands_proto_goTypes = []any{
 	(*VDP)(nil),            // 0: bdp.cluster.VDP
 	(*StartVDP)(nil),       // 1: bdp.cluster.StartVDP
@@ -411,6 +552,8 @@ var file_cluster_clusterpb_commands_proto_goTypes = []any{
 	(*CheckRunBudget)(nil), // 3: bdp.cluster.CheckRunBudget
 	(*StopProject)(nil),    // 4: bdp.cluster.StopProject
 	(*Reply)(nil),          // 5: bdp.cluster.Reply
+	(*StatusRequest)(nil),  // 6: bdp.cluster.StatusRequest
+	(*NodeStatus)(nil),     // 7: bdp.cluster.NodeStatus
 }
 var file_cluster_clusterpb_commands_proto_depIdxs = []int32{
 	0, // 0: bdp.cluster.StartVDP.vdp:type_name -> bdp.cluster.VDP
@@ -433,7 +576,7 @@ func file_cluster_clusterpb_commands_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_clusterpb_commands_proto_rawDesc), len(file_cluster_clusterpb_commands_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/cluster"
@@ -18,7 +19,7 @@ import (
 // the Reconciler what runs this member's share of them (in place of a
 // single node's resume).
 func joinCluster(ctx context.Context, cfg config, system *actor.ActorSystem, engine *actors.Engine, st *store.Store,
-	running *node.Parts, log *slog.Logger) (*cluster.Runner, *cluster.Reconciler, error) {
+	running *node.Parts, reg prometheus.Registerer, log *slog.Logger) (*cluster.Runner, *cluster.Reconciler, error) {
 	member, err := cluster.Join(ctx, system, *cfg.Cluster, log)
 	if err != nil {
 		return nil, nil, err
@@ -26,7 +27,7 @@ func joinCluster(ctx context.Context, cfg config, system *actor.ActorSystem, eng
 	// Stopped before the engine: the other members take over what this
 	// one ran while its actors still run, rather than after a gap.
 	running.Add("cluster membership", member.Leave)
-	runner, stopCommands, err := cluster.Serve(member, engine, log)
+	runner, stopCommands, err := cluster.Serve(member, engine, log, reg)
 	if err != nil {
 		return nil, nil, err
 	}

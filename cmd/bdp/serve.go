@@ -160,10 +160,10 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	}
 	ingest, router, engine, components := core.Ingest, core.Router, core.Engine, core.Components
 	var runner bdphttp.Runner = engine
+	var member *cluster.Runner // nil on one node
 	var reconciler *cluster.Reconciler
 	if cfg.Cluster != nil {
-		var member *cluster.Runner
-		if member, reconciler, err = joinCluster(ctx, cfg, system, engine, st, running, log); err != nil {
+		if member, reconciler, err = joinCluster(ctx, cfg, system, engine, st, running, reg, log); err != nil {
 			return serving{}, err
 		}
 		runner = member
@@ -221,10 +221,19 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	running.AddFunc("controls apps", stopControls)
+	// What this node runs, for GET /operator/cluster.
+	holdings := func() cluster.Holdings {
+		return cluster.Holdings{VirtualDatapoints: len(engine.RunningKeys()), ControlsApps: ctrl.Running()}
+	}
+	var view bdphttp.ClusterView = cluster.Single{NodeID: cfg.NodeID, Holdings: holdings}
+	if member != nil {
+		member.SetHoldings(holdings)
+		view = member
+	}
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
-	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Runner: runner, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
+	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Runner: runner, Cluster: view, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
 		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Files: fileStore})
 	if err != nil {
 		return serving{}, err
