@@ -35,7 +35,7 @@ func Start(tb testing.TB) *Server {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := start(ctx, tb.TempDir())
+	s, err := Run(ctx, tb.TempDir())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,8 +43,9 @@ func Start(tb testing.TB) *Server {
 	return s
 }
 
-// start runs etcd with its data under dir and returns once it answers.
-func start(ctx context.Context, dir string) (*Server, error) {
+// Run is Start outside a test (the local cluster of bdp-bench cluster):
+// etcd with its data under dir, stopped by Stop.
+func Run(ctx context.Context, dir string) (*Server, error) {
 	bin := os.Getenv("BDP_TEST_ETCD")
 	if bin == "" {
 		bin = Binary

@@ -56,23 +56,51 @@ type Broker struct {
 // QoS 1 messages to a busy subscriber.
 func Start(t testing.TB) *Broker {
 	t.Helper()
-	plugin := Plugin(t)
-	dir := t.TempDir()
+	Plugin(t) // fails the test saying what to install
+	b, err := Run(t.TempDir())
+	if err != nil {
+		t.Fatalf("mosquittotest: %v", err)
+	}
+	t.Cleanup(func() { b.stop(t) })
+	return b
+}
+
+// Run is Start outside a test (the local cluster of bdp-bench cluster):
+// mosquitto with its configuration under dir, stopped by Close.
+func Run(dir string) (*Broker, error) {
+	found, _ := filepath.Glob(pluginGlob)
+	if _, err := os.Stat(Binary); err != nil || len(found) == 0 {
+		return nil, fmt.Errorf("mosquitto 2 with its dynamic-security plugin is needed (%s, %s); `make deps-test` installs it", Binary, pluginGlob)
+	}
 	password := randomHex(16)
 	if err := os.WriteFile(filepath.Join(dir, "dynsec.json"), dynsecConfig(AdminUser, password), 0o600); err != nil {
-		t.Fatalf("mosquittotest: %v", err)
+		return nil, err
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ { // a free port may be taken before mosquitto binds it
-		b, err := start(dir, plugin, password)
+		b, err := start(dir, found[0], password)
 		if err == nil {
-			t.Cleanup(func() { b.stop(t) })
-			return b
+			return b, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("mosquittotest: %v", lastErr)
-	return nil
+	return nil, lastErr
+}
+
+// Close stops a broker of Run.
+func (b *Broker) Close() {
+	select {
+	case <-b.done:
+		return
+	default:
+	}
+	_ = b.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-b.done:
+	case <-time.After(5 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	}
 }
 
 // Plugin returns the path of the dynamic-security plugin, failing the test

@@ -1,0 +1,147 @@
+// Package localcluster runs a bdp cluster on one machine: the services
+// every node shares (PostgreSQL, Kafka, Mosquitto with its
+// dynamic-security plugin, etcd and an S3 store), and bdp serve nodes
+// joined to them. The cluster test, bdp-bench cluster and `make
+// cluster-up` start their clusters with it; it is for loopback only.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/openbdp/bdp/cluster/etcdtest"
+	"github.com/openbdp/bdp/files"
+	"github.com/openbdp/bdp/mqtt/mosquittotest"
+	"github.com/openbdp/bdp/store/pgcluster"
+)
+
+// Services are the shared services of a local cluster.
+type Services struct {
+	DatabaseURL  string
+	KafkaBrokers string // comma-separated
+	MQTT         *mosquittotest.Broker
+	Etcd         string // host:port
+	S3Endpoint   string // http://host:port
+	S3AccessKey  string
+	S3SecretKey  string
+
+	stops []func() // in the order started
+}
+
+// Config says where the services keep their data and what exists already.
+type Config struct {
+	Dir string // every service's data below it
+	// KafkaBrokers, when set, is a running broker to use; empty: one is
+	// started with KafkaScript (scripts/kafka.sh of the repository).
+	KafkaBrokers string
+	KafkaScript  string
+	Log          *slog.Logger
+}
+
+// StartServices starts every service the nodes share. On an error, what
+// started is stopped.
+func StartServices(ctx context.Context, cfg Config) (_ *Services, err error) {
+	s := &Services{}
+	defer func() {
+		if err != nil {
+			s.Stop()
+		}
+	}()
+	dir := func(name string) (string, error) {
+		d := filepath.Join(cfg.Dir, name)
+		return d, os.MkdirAll(d, 0o755)
+	}
+	pgDir, err := dir("postgres")
+	if err != nil {
+		return nil, err
+	}
+	pg, err := pgcluster.Start(ctx, pgcluster.Options{Dir: pgDir, Logger: cfg.Log})
+	if err != nil {
+		return nil, fmt.Errorf("postgresql: %w", err)
+	}
+	s.stops = append(s.stops, func() { _ = pg.Stop(context.Background()) })
+	s.DatabaseURL = pg.URL()
+
+	s.KafkaBrokers = cfg.KafkaBrokers
+	if s.KafkaBrokers == "" {
+		kdir, err := dir("kafka")
+		if err != nil {
+			return nil, err
+		}
+		if out, err := exec.CommandContext(ctx, "bash", cfg.KafkaScript, "start", kdir).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("kafka (%s start): %w: %s", cfg.KafkaScript, err, out)
+		}
+		s.stops = append(s.stops, func() { _ = exec.Command("bash", cfg.KafkaScript, "stop", kdir).Run() })
+		b, err := os.ReadFile(filepath.Join(kdir, "bootstrap"))
+		if err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+		s.KafkaBrokers = strings.TrimSpace(string(b))
+	}
+
+	mqDir, err := dir("mosquitto")
+	if err != nil {
+		return nil, err
+	}
+	if s.MQTT, err = mosquittotest.Run(mqDir); err != nil {
+		return nil, fmt.Errorf("mosquitto: %w", err)
+	}
+	s.stops = append(s.stops, s.MQTT.Close)
+
+	etcdDir, err := dir("etcd")
+	if err != nil {
+		return nil, err
+	}
+	etcd, err := etcdtest.Run(ctx, etcdDir)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	s.stops = append(s.stops, etcd.Stop)
+	s.Etcd = etcd.Endpoint
+
+	// The S3 store: the gateway bdp embeds on one node, here on its own,
+	// which every node reaches as an external store.
+	s3Dir, err := dir("s3")
+	if err != nil {
+		return nil, err
+	}
+	s.S3AccessKey, s.S3SecretKey = "bdp-local-cluster", "bdp-local-cluster-secret"
+	store, err := files.StartEmbedded(ctx, files.EmbeddedConfig{Addr: "127.0.0.1:0", Dir: s3Dir, AccessKey: s.S3AccessKey, SecretKey: s.S3SecretKey})
+	if err != nil {
+		return nil, fmt.Errorf("s3 store: %w", err)
+	}
+	s.stops = append(s.stops, func() { _ = store.Close() })
+	s.S3Endpoint = store.Endpoint()
+	if !strings.Contains(s.S3Endpoint, "://") {
+		s.S3Endpoint = "http://" + s.S3Endpoint
+	}
+	return s, nil
+}
+
+// Env is the environment that makes bdp serve a node of this cluster.
+func (s *Services) Env() []string {
+	return []string{
+		"BDP_DATABASE_URL=" + s.DatabaseURL,
+		"BDP_KAFKA_BROKERS=" + s.KafkaBrokers,
+		"BDP_MQTT_EXTERNAL=" + s.MQTT.URL, "BDP_MQTT_ADMIN_USER=" + s.MQTT.AdminUser, "BDP_MQTT_ADMIN_PASSWORD=" + s.MQTT.AdminPassword,
+		"BDP_CLUSTER_ETCD=" + s.Etcd,
+		"BDP_S3_ENDPOINT=" + s.S3Endpoint, "BDP_S3_ACCESS_KEY=" + s.S3AccessKey, "BDP_S3_SECRET_KEY=" + s.S3SecretKey,
+	}
+}
+
+// Stop stops the services, the last started first.
+func (s *Services) Stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+	s.stops = nil
+}
+
+// errNoNode is returned for a node that is not running.
+var errNoNode = errors.New("localcluster: the node is not running")
