@@ -20,6 +20,10 @@
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
 #   make bench-files  document store: 100 MiB up and down through bdp vs minio-go straight to its store (goals: ratios >= 0.8), bdp's RSS during a 1 GiB upload (goal: growth <= 32 MiB)
+#   make bench-cluster  three local nodes in cluster mode under the load harness: kill -9, stops through other nodes, rejoin, graceful stop (goals: nothing missing, different or lost; failover <= 10 s; command p99 <= 50 ms)
+#   make cluster-up / cluster-down [CLUSTER_DIR=/tmp/bdp-cluster]
+#               a three-node cluster on this machine with the services it
+#               needs, in the background (README: Several nodes)
 #   make bench-compare BASE=<rev> SCENARIO=<name> [ROUNDS=3] [ARGS='<flags>']
 #               a bdp-bench scenario on the base revision and on the working
 #               tree alternately: both sides' medians and head/base, last line
@@ -46,7 +50,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-vdp-mix bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean cluster-up cluster-down bench-cluster bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-vdp-mix bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
 
 all: build
 
@@ -147,6 +151,18 @@ bench-ingest: deps-test build
 # stored -> output stored) and heap_bytes_per_vdp.
 bench-vdp: build
 	./bin/bdp-bench vdp
+
+# Issue 20's cluster scenario on a Kafka broker of scripts/kafka.sh.
+bench-cluster: deps-test build
+	bash scripts/kafka.sh run ./bin/bdp-bench cluster
+
+CLUSTER_DIR ?= /tmp/bdp-cluster
+
+cluster-up: deps-test build
+	bash scripts/cluster.sh up $(CLUSTER_DIR)
+
+cluster-down:
+	bash scripts/cluster.sh down $(CLUSTER_DIR)
 
 # Issue 18's 100,000 scenario: the mix of types, windows and triggers at
 # 100,000 obs/s, a restart with Resume, every output against a recompute,

@@ -211,13 +211,51 @@ func (p *Platform) Close() {
 	}
 }
 
-// Report prints the result as one JSON object on the last line.
+// Report prints the result as one JSON object on the last line. When
+// the result has "key_order" (a []string), those keys come first in that
+// order (a figure table's order), the others after them sorted; key_order
+// itself is not printed.
 func Report(w io.Writer, result map[string]any) error {
-	b, err := json.Marshal(result)
-	if err != nil {
-		return err
+	order, _ := result["key_order"].([]string)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	write := func(k string) error {
+		v, ok := result[k]
+		if !ok {
+			return nil
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		return nil
 	}
-	_, err = fmt.Fprintln(w, string(b))
+	for _, k := range order {
+		if err := write(k); err != nil {
+			return err
+		}
+	}
+	rest := make([]string, 0, len(result))
+	for k := range result {
+		if k != "key_order" && !slices.Contains(order, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		if err := write(k); err != nil {
+			return err
+		}
+	}
+	b.WriteString("}\n")
+	_, err := w.Write(b.Bytes())
 	return err
 }
 

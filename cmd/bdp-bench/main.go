@@ -32,6 +32,9 @@ func scenarios() map[string]scenario {
 		"files":      filesScenario(),
 		"compare":    compareScenario(),
 		"compare-go": compareGoScenario(),
+		"cluster":    clusterScenario(),
+		"cluster-up": clusterUpScenario(),
+		"load":       loadScenario(),
 		"formula":    {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/openbdp/bdp/bench"
+	"github.com/openbdp/bdp/cluster/localcluster"
+)
+
+// clusterScenario is `bdp-bench cluster`: the load harness pointed at
+// three local nodes (cluster/localcluster), with a kill -9, stops
+// answered by other nodes, a rejoin and a graceful stop (issue 20).
+func clusterScenario() scenario {
+	return scenario{
+		doc: "three local nodes in cluster mode under the load harness: kill -9, stops through other nodes, rejoin, graceful stop (goals: nothing missing, different or lost; failover <= 10 s; command p99 <= 50 ms)",
+		run: runCluster,
+	}
+}
+
+func runCluster(ctx context.Context, args []string) (map[string]any, error) {
+	fs := flag.NewFlagSet("cluster", flag.ContinueOnError)
+	var o bench.ClusterOptions
+	bin := binaryFlag(fs)
+	fs.StringVar(&o.KafkaBrokers, "kafka", os.Getenv("BDP_TEST_KAFKA_BROKERS"), "a running Kafka broker; empty: one is started with -kafka-script")
+	fs.StringVar(&o.KafkaScript, "kafka-script", "scripts/kafka.sh", "starts and stops a Kafka broker when -kafka is empty")
+	fs.IntVar(&o.VDPs, "vdps", 300, "running virtual datapoints")
+	fs.IntVar(&o.Sources, "sources", 30, "source datapoints")
+	fs.IntVar(&o.Rounds, "rounds", 20, "upload rounds per phase (every source once each)")
+	fs.DurationVar(&o.Interval, "interval", 100*time.Millisecond, "between upload rounds")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "bdp-bench-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// PostgreSQL runs as postgres when bdp-bench runs as root.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Absolute: the S3 gateway of the services changes the working
+	// directory.
+	if o.Bin, err = filepath.Abs(*bin); err != nil {
+		return nil, err
+	}
+	if o.KafkaScript, err = filepath.Abs(o.KafkaScript); err != nil {
+		return nil, err
+	}
+	o.Dir = dir
+	return bench.RunCluster(ctx, o, func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) })
+}
+
+// loadScenario is `bdp-bench load`: the harness against any running
+// deployment.
+func loadScenario() scenario {
+	return scenario{
+		doc: "the load harness against a running deployment (-http URL[,URL...]): creates its project (-operator-token) or works in one (-email, -password, -project), runs virtual datapoints, uploads rounds, verifies every output, cleans up",
+		run: runLoad,
+	}
+}
+
+func runLoad(ctx context.Context, args []string) (map[string]any, error) {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	var o bench.LoadOptions
+	urls := fs.String("http", "", "the nodes' base URLs, comma-separated (http://host:port)")
+	fs.StringVar(&o.OperatorToken, "operator-token", os.Getenv("BDP_OPERATOR_TOKEN"), "creates a company and project of the harness's own")
+	fs.StringVar(&o.Email, "email", "", "without an operator token: a user of the project")
+	fs.StringVar(&o.Password, "password", "", "its password")
+	fs.Int64Var(&o.ProjectID, "project", 0, "without an operator token: the project to work in")
+	fs.StringVar(&o.Prefix, "prefix", "load-", "names of the harness's datapoints")
+	fs.IntVar(&o.VDPs, "vdps", 100, "running virtual datapoints")
+	fs.IntVar(&o.Sources, "sources", 10, "source datapoints")
+	rounds := fs.Int("rounds", 60, "upload rounds (every source once each)")
+	interval := fs.Duration("interval", time.Second, "between upload rounds")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if *urls == "" {
+		return nil, errors.New("-http is required")
+	}
+	o.HTTP = strings.Split(*urls, ",")
+	began := time.Now()
+	load, err := bench.StartLoad(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = load.Close(context.Background()) }()
+	for i := range o.VDPs {
+		if err := load.Status(ctx, i); err != nil {
+			return nil, err
+		}
+	}
+	fed := time.Now()
+	if err := load.Feed(ctx, *rounds, *interval); err != nil {
+		return nil, err
+	}
+	feedS := time.Since(fed).Seconds()
+	verdict, err := load.Verify(ctx, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"outputs_missing": verdict.OutputsMissing, "outputs_different": verdict.OutputsDifferent, "acked_lost": verdict.AckedLost,
+		"command_p99_ms": float64(load.CommandP99().Microseconds()) / 1000, "observations_per_s": float64(*rounds*o.Sources) / feedS,
+		"nodes": len(o.HTTP), "vdps": o.VDPs, "sources": o.Sources, "rounds": *rounds, "duration_s": time.Since(began).Seconds(), "scenario": "load",
+	}, nil
+}
+
+// clusterUpScenario is what `make cluster-up` runs in the background: a
+// local cluster that stays up until SIGTERM (`make cluster-down`).
+func clusterUpScenario() scenario {
+	return scenario{
+		doc: "a local cluster (cluster/localcluster) that runs until SIGTERM: its services and -nodes bdp serve nodes, their addresses in DIR/cluster.env (make cluster-up, make cluster-down)",
+		run: runClusterUp,
+	}
+}
+
+func runClusterUp(ctx context.Context, args []string) (map[string]any, error) {
+	fs := flag.NewFlagSet("cluster-up", flag.ContinueOnError)
+	bin := binaryFlag(fs)
+	dir := fs.String("dir", "/tmp/bdp-cluster", "the services' and nodes' data, and cluster.env")
+	nodes := fs.Int("nodes", 3, "bdp serve nodes")
+	kafka := fs.String("kafka", "", "a running Kafka broker; empty: one is started with -kafka-script")
+	script := fs.String("kafka-script", "scripts/kafka.sh", "starts and stops a Kafka broker when -kafka is empty")
+	token := fs.String("operator-token", "local-cluster-operator-token", "the nodes' BDP_OPERATOR_TOKEN")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	// Absolute: the S3 gateway of the services changes the working
+	// directory.
+	for _, p := range []*string{bin, script, dir} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(*dir, 0o755); err != nil { // PostgreSQL runs as postgres under root
+		return nil, err
+	}
+	svc, err := localcluster.StartServices(ctx, localcluster.Config{Dir: *dir, KafkaBrokers: *kafka, KafkaScript: *script})
+	if err != nil {
+		return nil, err
+	}
+	defer svc.Stop()
+	env := append(svc.Env(), "BDP_OPERATOR_TOKEN="+*token)
+	var started []*localcluster.Node
+	defer func() {
+		for _, n := range started {
+			_ = n.Stop(30 * time.Second)
+		}
+	}()
+	var urls []string
+	for i := range *nodes {
+		name := fmt.Sprintf("n%d", i+1)
+		n, err := localcluster.StartNode(ctx, *bin, svc, name, filepath.Join(*dir, "node-"+name), "BDP_OPERATOR_TOKEN="+*token)
+		if err != nil {
+			return nil, err
+		}
+		started = append(started, n)
+		urls = append(urls, n.HTTP)
+		env = append(env, fmt.Sprintf("BDP_NODE_%s_HTTP=%s", strings.ToUpper(name), n.HTTP))
+	}
+	env = append(env, "BDP_CLUSTER_HTTP="+strings.Join(urls, ","))
+	if err := os.WriteFile(filepath.Join(*dir, "cluster.env"), []byte(strings.Join(env, "\n")+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "cluster-up: %d nodes: %s\n", len(urls), strings.Join(urls, " "))
+	<-ctx.Done()
+	return map[string]any{"nodes": urls, "scenario": "cluster-up"}, nil
+}
