@@ -25,6 +25,12 @@ type CoreConfig struct {
 	// Registry and Log, and the store's records of unhealthy datapoints
 	// and calculation errors.
 	Engine actors.EngineConfig
+	// Relay, in cluster mode, carries every node's stored observations to
+	// every node's router over Kafka (pipeline.KafkaRelay): the pipeline
+	// publishes each committed batch before it answers the writers, and
+	// the router is fed by the relay's consumer instead of the pipeline.
+	// nil: one node, whose pipeline feeds its router directly.
+	Relay *pipeline.KafkaRelayConfig
 }
 
 // Core is what every node runs: the pipeline that stores observations and
@@ -42,11 +48,31 @@ type Core struct {
 // batched history reads and the engine.
 func StartCore(ctx context.Context, cfg CoreConfig, running *Parts) (Core, error) {
 	st := cfg.Store
-	ingest, router, stopIngest, err := startPipeline(ctx, st, cfg.Registry, cfg.Log)
+	var publish pipeline.Relay
+	if cfg.Relay != nil {
+		relay, err := pipeline.NewKafkaRelay(ctx, *cfg.Relay, cfg.Log, cfg.Registry)
+		if err != nil {
+			return Core{}, fmt.Errorf("relay of stored observations: %w", err)
+		}
+		running.AddFunc("relay publisher", func() { _ = relay.Close() }) // after the pipeline, which publishes
+		publish = relay
+	}
+	ingest, router, stopIngest, err := startPipeline(ctx, st, publish, cfg.Registry, cfg.Log)
 	if err != nil {
 		return Core{}, err
 	}
 	running.AddFunc("pipeline", stopIngest)
+	if cfg.Relay != nil {
+		// Positioned before any actor starts: what is stored after an
+		// actor's history read reaches it through the relay.
+		consumeCtx, stopConsuming := context.WithCancel(context.Background())
+		consumer, err := pipeline.StartRelayConsumer(consumeCtx, *cfg.Relay, router, cfg.Log, cfg.Registry)
+		if err != nil {
+			stopConsuming()
+			return Core{}, fmt.Errorf("relay of stored observations: %w", err)
+		}
+		running.AddFunc("relay consumer", func() { stopConsuming(); consumer.Wait() })
+	}
 	// The window refills of actors that start together (a resume starts
 	// every running one) are read in batches, not one query each.
 	reads := actors.NewReadBatcher(st)
@@ -91,12 +117,12 @@ func StartCore(ctx context.Context, cfg CoreConfig, running *Parts) (Core, error
 // partitions of the coming weeks created. The returned func stops both,
 // after every accepted write has been answered; call it after the HTTP
 // server has drained.
-func startPipeline(ctx context.Context, st *store.Store, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, *pipeline.Router, func(), error) {
+func startPipeline(ctx context.Context, st *store.Store, relay pipeline.Relay, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Batcher, *pipeline.Router, func(), error) {
 	if err := st.EnsureUpcomingPartitions(ctx, time.Now()); err != nil {
 		return nil, nil, nil, fmt.Errorf("create observation partitions: %w", err)
 	}
 	router := pipeline.NewRouter()
-	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{}, st, router, reg)
+	b, err := pipeline.NewBatcher(pipeline.BatcherConfig{Relay: relay}, st, router, reg)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/cluster"
 	"github.com/openbdp/bdp/node"
+	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -34,4 +35,13 @@ func joinCluster(ctx context.Context, cfg config, system *actor.ActorSystem, eng
 	running.AddFunc("cluster commands", stopCommands)
 	return runner, &cluster.Reconciler{Member: member, Engine: engine, Store: st, Log: log,
 		Concurrency: cfg.ResumeConcurrency}, nil
+}
+
+// relayConfig is the relay of stored observations in cluster mode; nil on
+// one node.
+func relayConfig(cfg config) *pipeline.KafkaRelayConfig {
+	if cfg.Cluster == nil {
+		return nil
+	}
+	return &pipeline.KafkaRelayConfig{Brokers: cfg.KafkaBrokers, Topic: cfg.RelayTopic, ClientID: "bdp-" + cfg.NodeID}
 }

@@ -154,7 +154,8 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	// every accepted write is answered, and the engine.
 	core, err := node.StartCore(ctx, node.CoreConfig{Store: st, Registry: reg, Log: log, Engine: actors.EngineConfig{System: system,
 		TickRate: cfg.TickRate,
-		Budget:   actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}}}, running)
+		Budget:   actors.Budget{PerDatapoint: cfg.WindowBudgetDatapoint, Node: cfg.WindowBudgetNode, SourceInterval: cfg.WindowSourceInterval}},
+		Relay: relayConfig(cfg)}, running)
 	if err != nil {
 		return serving{}, err
 	}

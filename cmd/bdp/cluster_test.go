@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openbdp/bdp/cluster/localcluster"
+	"github.com/openbdp/bdp/pipeline/kafkatest"
+)
+
+// clusterPlatform is three bdp serve nodes on the shared services of
+// localcluster, the test's Kafka broker among them.
+type clusterPlatform struct {
+	t     *testing.T
+	svc   *localcluster.Services
+	dir   string
+	env   []string
+	nodes map[string]*localcluster.Node
+}
+
+func newClusterPlatform(t *testing.T) *clusterPlatform {
+	t.Helper()
+	dir := newDataDir(t) // traversable: PostgreSQL runs as postgres under root
+	svc, err := localcluster.StartServices(context.Background(), localcluster.Config{Dir: dir,
+		KafkaBrokers: strings.Join(kafkatest.Brokers(t), ","), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	p := &clusterPlatform{t: t, svc: svc, dir: dir, nodes: map[string]*localcluster.Node{},
+		env: []string{"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_CLUSTER_RELAY_TOPIC=" + kafkatest.Topic(t, 6),
+			"BDP_KAFKA_TOPIC=" + kafkatest.Topic(t, 3), "BDP_LOG_LEVEL=info"}}
+	return p
+}
+
+// start runs node name (again, on its data directory after a stop).
+func (p *clusterPlatform) start(name string) *server {
+	p.t.Helper()
+	n, err := localcluster.StartNode(context.Background(), bdpBinary, p.svc, name, filepath.Join(p.dir, "node-"+name), p.env...)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.nodes[name] = n
+	p.t.Cleanup(func() {
+		if n.Running() {
+			_ = n.Stop(30 * time.Second)
+		}
+		if p.t.Failed() {
+			b, _ := os.ReadFile(n.LogFile)
+			p.t.Logf("log of node %s:\n%s", name, tail(string(b), 60))
+		}
+	})
+	return &server{t: p.t, base: n.HTTP}
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(s, "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// clusterView is GET /operator/cluster.
+type clusterView struct {
+	Resource struct {
+		Members []struct {
+			NodeID            string `json:"node_id"`
+			Answered          bool   `json:"answered"`
+			VirtualDatapoints int    `json:"virtual_datapoints"`
+		} `json:"members"`
+	} `json:"resource"`
+}
+
+func view(t *testing.T, s *server) clusterView {
+	t.Helper()
+	status, body := s.request("GET", "/operator/cluster", operator, "")
+	var v clusterView
+	if status != 200 || json.Unmarshal(body, &v) != nil {
+		t.Fatalf("GET /operator/cluster: %d %s", status, body)
+	}
+	return v
+}
+
+// waitMembers waits until s sees exactly the named members, answering,
+// running want virtual datapoints among them; it returns how long that
+// took.
+func waitMembers(t *testing.T, s *server, names []string, want int, within time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	var v clusterView
+	for deadline := began.Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		v = view(t, s)
+		running, seen := 0, []string{}
+		for _, m := range v.Resource.Members {
+			if m.Answered {
+				seen = append(seen, m.NodeID)
+				running += m.VirtualDatapoints
+			}
+		}
+		slices.Sort(seen) // the view lists members by address
+		if slices.Equal(seen, names) && (want < 0 || running == want) {
+			return time.Since(began)
+		}
+	}
+	t.Fatalf("not within %s: members %v running %d virtual datapoints; the view: %+v", within, names, want, v.Resource.Members)
+	return 0
+}
+
+// The cluster test of issue 20: three nodes on one PostgreSQL, Kafka,
+// Mosquitto, etcd and S3 store. Virtual datapoints created and run
+// through any node run on exactly one; observations uploaded through any
+// node reach them; a node killed with kill -9 has its datapoints running
+// elsewhere within seconds, with nothing missed; a stop answered by one
+// node stops the actor on another; a rejoining node takes its share back;
+// a node stopped gracefully hands its share over. Every output is checked
+// against the value it must have, for every observation.
+func TestServeCluster(t *testing.T) {
+	p := newClusterPlatform(t)
+	a, b, c := p.start("a"), p.start("b"), p.start("c")
+	waitMembers(t, a, []string{"a", "b", "c"}, 0, 30*time.Second)
+	pid := companyProject(t, a, "cluster", "ops@cluster.test", "cluster-pw-12")
+	admin := basicAuth("ops@cluster.test", "cluster-pw-12")
+	nodes := []*server{a, b, c}
+
+	const vdps, sources = 24, 6
+	vdpPath := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
+	for i := range vdps {
+		via, run := nodes[i%3], nodes[(i+1)%3]
+		cfg := fmt.Sprintf(`{"pins":{"P1":{"dataPointID":"s%d"}},"parameters":{"formula":"P1 * %d;"}}`, i%sources, i+1)
+		if status, body := via.request("POST", vdpPath+fmt.Sprintf("?dataPointID=out%d&type=formula", i), admin, cfg); status != 200 {
+			t.Fatalf("create out%d: %d %s", i, status, body)
+		}
+		if status, body := run.request("POST", vdpPath+fmt.Sprintf("/run?dataPointID=out%d&run=true", i), admin, ""); status != 200 || !strings.Contains(string(body), `"Running"`) {
+			t.Fatalf("run out%d: %d %s", i, status, body)
+		}
+	}
+	waitMembers(t, c, []string{"a", "b", "c"}, vdps, 10*time.Second)
+
+	// Rounds of uploads: round r stores value r*10+source at minute r for
+	// every source, through the given node.
+	at := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	rounds := 0
+	upload := func(via *server, n int) {
+		t.Helper()
+		for range n {
+			var sb strings.Builder
+			sb.WriteString("{")
+			for s := range sources {
+				if s > 0 {
+					sb.WriteString(",")
+				}
+				fmt.Fprintf(&sb, `"s%d":[{"time":%q,"value":%d}]`, s, at.Add(time.Duration(rounds)*time.Minute).Format(time.RFC3339), rounds*10+s)
+			}
+			sb.WriteString("}")
+			if status, body := via.request("POST", fmt.Sprintf("/v2/project/%d/timeseries", pid), admin, sb.String()); status != 200 {
+				t.Fatalf("upload round %d: %d %s", rounds, status, body)
+			}
+			rounds++
+		}
+	}
+	stopped := map[int]int{} // datapoint -> rounds it had when stopped
+	// check waits until every datapoint has an output for every round
+	// (the stopped ones: for the rounds before their stop, and no more),
+	// each the value it must have.
+	check := func(via *server, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for i := range vdps {
+			want := rounds
+			if r, ok := stopped[i]; ok {
+				want = r
+			}
+			for {
+				var got struct {
+					Data []struct {
+						Time  string  `json:"time"`
+						Value float64 `json:"value"`
+					} `json:"data"`
+				}
+				_, body := via.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=out%d", pid, i), admin, "")
+				if err := json.Unmarshal(body, &got); err != nil {
+					t.Fatalf("outputs of out%d: %v: %s", i, err, body)
+				}
+				if len(got.Data) > want {
+					t.Fatalf("out%d has %d outputs, want %d (stopped: %v)", i, len(got.Data), want, stopped)
+				}
+				if len(got.Data) == want {
+					for r, o := range got.Data {
+						wantAt, wantValue := at.Add(time.Duration(r)*time.Minute).Format(time.RFC3339), float64((r*10+i%sources)*(i+1))
+						if o.Time != wantAt || o.Value != wantValue {
+							t.Fatalf("out%d output %d: %s = %v, want %s = %v", i, r, o.Time, o.Value, wantAt, wantValue)
+						}
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("out%d: %d outputs, want %d", i, len(got.Data), want)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+
+	upload(b, 3)
+	upload(c, 2)
+	check(a, 20*time.Second)
+
+	// kill -9 of a: its datapoints run on b and c.
+	p.nodes["a"].Kill()
+	moved := waitMembers(t, b, []string{"b", "c"}, vdps, 30*time.Second)
+	t.Logf("kill -9: every datapoint running on b and c %s later", moved.Round(100*time.Millisecond))
+	upload(b, 3)
+	check(c, 20*time.Second)
+
+	// A stop answered by a node that may not run the datapoint.
+	for _, i := range []int{0, 5, 10, 15} {
+		if status, body := c.request("POST", vdpPath+fmt.Sprintf("/run?dataPointID=out%d&run=false", i), admin, ""); status != 200 || !strings.Contains(string(body), `"Stopped"`) {
+			t.Fatalf("stop out%d: %d %s", i, status, body)
+		}
+		stopped[i] = rounds
+	}
+	waitMembers(t, b, []string{"b", "c"}, vdps-len(stopped), 5*time.Second)
+	upload(c, 2)
+	check(b, 20*time.Second)
+
+	// a rejoins and takes its share back; then b stops gracefully.
+	a = p.start("a")
+	waitMembers(t, c, []string{"a", "b", "c"}, vdps-len(stopped), 30*time.Second)
+	upload(a, 2)
+	check(c, 20*time.Second)
+	if err := p.nodes["b"].Stop(30 * time.Second); err != nil {
+		t.Fatalf("graceful stop of b: %v", err)
+	}
+	waitMembers(t, a, []string{"a", "c"}, vdps-len(stopped), 30*time.Second)
+	upload(c, 2)
+	check(a, 20*time.Second)
+}
