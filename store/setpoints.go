@@ -24,6 +24,11 @@ type SetpointOperation struct {
 	OldValue         *float64
 	Source           string
 	CreatedAt        time.Time
+	// HoldToken is the edge hold (AcquireEdgeHold) of the connection that
+	// sends the operation: it is recorded only while that token is the
+	// project's current one (*EdgeHoldLost otherwise). 0: not fenced, for
+	// tools and tests.
+	HoldToken int64
 }
 
 // SetpointLogEntry is one stage of an operation. Details holds what the
@@ -36,22 +41,37 @@ type SetpointLogEntry struct {
 	Details map[string]any
 }
 
-// CreateSetpointOperation stores an operation with its first log entry.
+// CreateSetpointOperation stores an operation with its first log entry;
+// with op.HoldToken, only while that token holds the project's edge
+// connection (*EdgeHoldLost otherwise: the writer's node was superseded).
 func (s *Store) CreateSetpointOperation(ctx context.Context, op SetpointOperation, first SetpointLogEntry) error {
 	details, err := json.Marshal(first.Details)
 	if err != nil {
 		return fmt.Errorf("setpoint log details: %w", err)
 	}
+	var token *int64
+	if op.HoldToken != 0 {
+		token = &op.HoldToken
+	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `
+		// The check is part of the insert, and locks the hold's row until
+		// commit: a take-over waits for the record, then fails it as an
+		// operation of the old token (AcquireEdgeHold).
+		tag, err := tx.Exec(ctx, `
 			INSERT INTO setpoint_operations (reference, project_id, datapoint_id, value, priority, keep_out_of_service,
-				acked, dryrun, state, source, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				acked, dryrun, state, source, created_at, hold_token)
+			SELECT $1::uuid, $2::bigint, $3::text, $4::float8, $5::integer, $6::boolean, $7::boolean, $8::boolean, $9::text, $10::text,
+				$11::timestamptz, $12::bigint
+			WHERE $12::bigint IS NULL OR EXISTS (SELECT 1 FROM edge_holders WHERE project_id = $2 AND token = $12 FOR SHARE)`,
 			op.Reference, op.ProjectID, op.DataPointID, op.Value, op.Priority, op.KeepOutOfService,
-			op.Acked, op.DryRun, op.State, op.Source, op.CreatedAt); err != nil {
+			op.Acked, op.DryRun, op.State, op.Source, op.CreatedAt, token)
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO setpoint_operation_logs (reference, time, stage, msg, details) VALUES ($1, $2, $3, $4, $5)`,
+		if tag.RowsAffected() == 0 {
+			return heldLost(ctx, tx, op.ProjectID, op.HoldToken)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO setpoint_operation_logs (reference, time, stage, msg, details) VALUES ($1, $2, $3, $4, $5)`,
 			op.Reference, first.Time, first.Stage, first.Msg, details)
 		return err
 	})
@@ -83,32 +103,40 @@ func (s *Store) AdvanceSetpointOperation(ctx context.Context, reference, state, 
 	return moved, translate(err, "setpoint operation")
 }
 
-// FailOpenSetpointOperations fails every operation left unfinished, as
-// after a restart: the process that waited for the device's answer is
-// gone, and api.md 4.6 rule 4 attempts no recovery.
+// FailOpenSetpointOperations fails every operation left unfinished whose
+// follower is gone, as after a restart: those recorded under an edge hold
+// that is no longer current, or under none. api.md 4.6 rule 4 attempts no
+// recovery. The operations of connections that other nodes of a cluster
+// hold now go on.
 func (s *Store) FailOpenSetpointOperations(ctx context.Context, now time.Time, reason string) (int64, error) {
 	var n int64
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			UPDATE setpoint_operations SET state = 'failed', reason = $1
-			WHERE state IN ('initialized', 'requested') RETURNING reference`, reason)
-		if err != nil {
-			return err
-		}
-		refs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		n = int64(len(refs))
-		if n == 0 {
-			return nil
-		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO setpoint_operation_logs (reference, time, stage, msg)
-			SELECT r::uuid, $2, 'failed', $3 FROM unnest($1::text[]) AS r`, refs, now, reason)
+		var err error
+		n, err = failOpen(ctx, tx, `NOT EXISTS (SELECT 1 FROM edge_holders h
+			WHERE h.project_id = setpoint_operations.project_id AND h.token = setpoint_operations.hold_token)`, now, reason)
 		return err
 	})
 	return n, translate(err, "setpoint operations")
+}
+
+// failOpen fails the unfinished operations that also meet cond (SQL on
+// setpoint_operations; its arguments are $2 on) with reason, logged.
+func failOpen(ctx context.Context, tx pgx.Tx, cond string, now time.Time, reason string, args ...any) (int64, error) {
+	rows, err := tx.Query(ctx, `
+		UPDATE setpoint_operations SET state = 'failed', reason = $1
+		WHERE state IN ('initialized', 'requested') AND `+cond+` RETURNING reference::text`,
+		append([]any{reason}, args...)...)
+	if err != nil {
+		return 0, err
+	}
+	refs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(refs) == 0 {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO setpoint_operation_logs (reference, time, stage, msg)
+		SELECT r::uuid, $2, 'failed', $3 FROM unnest($1::text[]) AS r`, refs, now, reason)
+	return int64(len(refs)), err
 }
 
 // SetpointOperation returns an operation with its log, oldest entry
@@ -154,4 +182,11 @@ func (s *Store) EdgeProjects(ctx context.Context) ([]int64, error) {
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	return ids, translate(err, "edge devices")
+}
+
+// HasEdgeDevice tells whether a project has edge device credentials.
+func (s *Store) HasEdgeDevice(ctx context.Context, projectID int64) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mqtt_users WHERE project_id = $1 AND edge)`, projectID).Scan(&ok)
+	return ok, translate(err, "edge devices")
 }
