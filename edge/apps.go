@@ -34,6 +34,8 @@ func (m *Manager) Request(ctx context.Context, projectID int64, req Request) (Re
 				continue
 			case ev.resp != nil:
 				return *ev.resp, nil
+			case ev.err != nil:
+				return Response{}, ev.err
 			default:
 				return Response{}, errors.New(ev.reason)
 			}

@@ -1,12 +1,15 @@
 package edge
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/openbdp/bdp/fault"
 )
 
 // conn is what outlives a connection actor's restarts: the project, the
@@ -20,6 +23,9 @@ type conn struct {
 	online    atomic.Bool
 	lastAlive atomic.Int64 // unix nanoseconds; 0: never
 	pending   atomic.Int64
+	// token is this node's hold of the project (hold.go): requests go
+	// out only while it is the current one.
+	token atomic.Int64
 	// unsubscribe ends the three subscriptions; data ends the data writer.
 	unsubscribe []func()
 	data        chan []Observation
@@ -70,6 +76,9 @@ type event struct {
 	resp  *Response // the device's answer
 	// reason is why the operation failed without an answer.
 	reason string
+	// err, when set, is that failure as the caller answers it (the
+	// fence's refusal).
+	err error
 }
 
 type pendingRequest struct {
@@ -170,15 +179,27 @@ func (a *connActor) presence(connected bool) {
 
 // fail ends a pending request without an answer.
 func (a *connActor) fail(ref string, p *pendingRequest, reason string) {
+	a.failWith(ref, p, event{stage: StateFailed, reason: reason})
+}
+
+func (a *connActor) failWith(ref string, p *pendingRequest, ev event) {
 	delete(a.pending, ref)
 	if p.events != nil {
-		p.events <- event{stage: StateFailed, reason: reason}
+		p.events <- ev
 	}
 }
 
-// send publishes a request; the follower learns it was requested.
+// send publishes a request, if this node still holds the project (the
+// fence, hold.go); the follower learns it was requested.
 func (a *connActor) send(p *pendingRequest) {
-	if err := a.c.m.publish(a.c.projectID, p.req); err != nil {
+	if err := a.c.publishFenced(p.req); err != nil {
+		if errors.Is(err, ErrSuperseded) {
+			// Another node writes to this device now: this one never
+			// will under this token, so waiting for the deadline is no use.
+			a.failWith(p.req.Reference, p, event{stage: StateFailed, reason: fault.Message(err), err: err})
+			a.c.pending.Store(int64(len(a.pending)))
+			return
+		}
 		a.c.m.log.Warn("edge request not published", slog.Int64("project_id", a.c.projectID), slog.Any("error", err))
 		return // stays pending: sent again when the device comes online again, or fails at its deadline
 	}

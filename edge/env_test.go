@@ -32,6 +32,8 @@ type env struct {
 	hasher *auth.Hasher
 	m      *edge.Manager
 	sp     *edge.Setpoints
+	sink   pipeline.Sink // the pipeline, for more managers (node)
+	log    *slog.Logger
 }
 
 // Test timing: heartbeats every 100 ms, offline after 400 ms, operations
@@ -77,6 +79,7 @@ func newEnvOn(t *testing.T, mosquitto bool) *env {
 	}
 	go batcher.Run()
 	e.broker = edgetest.StartBroker(t, mosquitto, mqtt.Deps{Store: st, Hasher: e.hasher, Throttle: throttle, Log: log, Registry: e.reg}, batcher)
+	e.sink, e.log = batcher, log
 	cfg := edge.Config{Broker: e.broker, Presence: e.broker.Presence(), Store: st, Sink: batcher, Log: log, Registry: e.reg,
 		Tick: 50 * time.Millisecond, OfflineAfter: testOffline, OperationTimeout: testOperation}
 	if e.m, err = edge.NewManager(cfg); err != nil {
@@ -110,6 +113,20 @@ func (e *env) project(name string, maxPriority int) int64 {
 func (e *env) device(p int64) *edgetest.Device {
 	e.t.Helper()
 	ctx := context.Background()
+	e.credentials(p)
+	if err := e.m.Sync(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	d := edgetest.Start(e.t, e.broker.Addr, p, "device-secret", testAlive)
+	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
+	return d
+}
+
+// credentials gives project p edge credentials (password
+// "device-secret") and starts no connection.
+func (e *env) credentials(p int64) {
+	e.t.Helper()
+	ctx := context.Background()
 	h, err := e.hasher.Hash(ctx, "device-secret")
 	if err != nil {
 		e.t.Fatal(err)
@@ -121,12 +138,6 @@ func (e *env) device(p int64) *edgetest.Device {
 	if err := e.broker.SetEdgePassword(ctx, u, "device-secret"); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.m.Sync(ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	d := edgetest.Start(e.t, e.broker.Addr, p, "device-secret", testAlive)
-	e.waitFor("device online", func() bool { return e.m.Status(p).Online })
-	return d
 }
 
 func (e *env) waitFor(what string, cond func() bool) {

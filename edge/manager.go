@@ -45,6 +45,17 @@ type Config struct {
 	// sessions, mqtt.Sessions). nil (an external broker): only the
 	// heartbeat tells.
 	Presence Presence
+	// Owns tells, in a cluster, whether this node runs a project's edge
+	// connection (the owner of "project/<id>"); the project's controls
+	// apps run there too. nil: every project, as one node does.
+	Owns func(projectID int64) bool
+	// Holder names this node in the edge connections' fence
+	// (store.AcquireEdgeHold): its node id; default "single".
+	Holder string
+	// Resync is how often Run synchronises the connections with Owns set,
+	// so that a move is taken up, and a superseded hold taken back, even
+	// when a change of membership was not told; default 10 s.
+	Resync time.Duration
 }
 
 var _ Presence = (*mqtt.Sessions)(nil)
@@ -75,6 +86,10 @@ type Manager struct {
 	stopPresence func()
 	backOnline   backOnline
 
+	// life makes starts and stops one at a time: a start takes the
+	// project's hold, and two starts of one project would supersede each
+	// other.
+	life  sync.Mutex
 	mu    sync.Mutex
 	conns map[int64]*conn
 	wg    sync.WaitGroup // the ticker and the data writers
@@ -96,6 +111,12 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	if cfg.OperationTimeout <= 0 {
 		cfg.OperationTimeout = OperationTimeout
+	}
+	if cfg.Holder == "" {
+		cfg.Holder = DefaultHolder
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = 10 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cfg: cfg, log: cfg.Log.With(slog.String("part", "edge")), conns: map[int64]*conn{}, ctx: ctx, cancel: cancel}
@@ -172,27 +193,56 @@ func (s *supervisor) Receive(ctx actor.Context) {
 }
 
 // Run starts and stops connections as projects get and lose edge
-// credentials, until ctx ends.
+// credentials, and with Owns set every Resync as well, until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
-	m.cfg.Store.ListenMQTTUsersChanged(ctx, func(int64) {
+	resync := func() {
 		if err := m.Sync(ctx); err != nil && ctx.Err() == nil {
 			m.log.Error("edge connections not synchronised", slog.Any("error", err))
 		}
-	})
+	}
+	if m.cfg.Owns != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(m.cfg.Resync)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					resync()
+				}
+			}
+		}()
+	}
+	m.cfg.Store.ListenMQTTUsersChanged(ctx, func(int64) { resync() })
 }
 
-// Sync starts a connection for every project with edge credentials and
-// stops those of projects without.
+// Sync starts a connection for every project with edge credentials that
+// this node owns (Config.Owns) and stops the others; in a cluster it also
+// takes back the hold of an owned project that another node took over
+// while both believed they owned it. The cluster calls it on every change
+// of membership, before the controls apps' Reconcile, so an app finds its
+// project's connection. A project that cannot start does not keep the
+// others from it.
 func (m *Manager) Sync(ctx context.Context) error {
 	ids, err := m.cfg.Store.EdgeProjects(ctx)
 	if err != nil {
 		return err
 	}
+	m.life.Lock()
+	defer m.life.Unlock()
 	want := make(map[int64]bool, len(ids))
+	var errs []error
 	for _, id := range ids {
+		if m.cfg.Owns != nil && !m.cfg.Owns(id) {
+			continue
+		}
 		want[id] = true
-		if err := m.Start(id); err != nil {
-			return err
+		if err := m.start(ctx, id); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	m.mu.Lock()
@@ -204,19 +254,36 @@ func (m *Manager) Sync(ctx context.Context) error {
 	}
 	m.mu.Unlock()
 	for _, id := range gone {
-		m.Stop(id)
+		m.stop(id)
 	}
-	return nil
+	if m.cfg.Owns != nil {
+		errs = append(errs, m.retake(ctx))
+	}
+	return errors.Join(errs...)
 }
 
-// Start runs the connection of a project; one running already stays.
-func (m *Manager) Start(projectID int64) error {
+// Start runs the connection of a project, holding its fence; one running
+// already stays.
+func (m *Manager) Start(ctx context.Context, projectID int64) error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	return m.start(ctx, projectID)
+}
+
+func (m *Manager) start(ctx context.Context, projectID int64) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.conns[projectID]; ok {
+	_, ok := m.conns[projectID]
+	m.mu.Unlock()
+	if ok {
 		return nil
 	}
+	// The hold first: the actor must not send under no token.
+	token, err := m.acquire(ctx, projectID)
+	if err != nil {
+		return err
+	}
 	c := &conn{projectID: projectID, m: m, data: make(chan []Observation, dataQueue)}
+	c.token.Store(token)
 	pid, err := actors.Ask[*actor.PID](m.system, m.sup, &spawnRequest{props: actor.PropsFromProducer(func() actor.Actor { return &connActor{c: c} })}, actors.SpawnTimeout)
 	if err != nil {
 		return fmt.Errorf("edge: start the connection of project %d: %w", projectID, err)
@@ -240,13 +307,21 @@ func (m *Manager) Start(projectID int64) error {
 	}
 	m.wg.Add(1)
 	go func() { defer m.wg.Done(); c.writeData() }()
+	m.mu.Lock()
 	m.conns[projectID] = c
-	m.log.Info("edge connection started", slog.Int64("project_id", projectID))
+	m.mu.Unlock()
+	m.log.Info("edge connection started", slog.Int64("project_id", projectID), slog.Int64("hold_token", token))
 	return nil
 }
 
 // Stop ends the connection of a project, if it runs.
 func (m *Manager) Stop(projectID int64) {
+	m.life.Lock()
+	defer m.life.Unlock()
+	m.stop(projectID)
+}
+
+func (m *Manager) stop(projectID int64) {
 	m.mu.Lock()
 	c, ok := m.conns[projectID]
 	delete(m.conns, projectID)
@@ -311,6 +386,9 @@ func (m *Manager) request(projectID int64, req Request, deadline time.Time, even
 	c, ok := m.conns[projectID]
 	m.mu.Unlock()
 	if !ok {
+		if m.cfg.Owns != nil {
+			return notHeld(projectID)
+		}
 		return errNoDevice
 	}
 	m.system.Root.Send(c.pid, &requestMsg{req: req, deadline: deadline, events: events})

@@ -14,6 +14,7 @@ type metrics struct {
 	garbage     *prometheus.CounterVec
 	dataDropped prometheus.Counter
 	operations  *prometheus.CounterVec
+	fenced      prometheus.Counter
 }
 
 func newMetrics(m *Manager, reg prometheus.Registerer) (*metrics, error) {
@@ -28,8 +29,10 @@ func newMetrics(m *Manager, reg prometheus.Registerer) (*metrics, error) {
 			Help: "Data messages from edge devices dropped: the device's queue was full, or storing failed."}),
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bdp_edge_setpoint_operations_total",
 			Help: "Acked setpoint operations finished, by state (written, failed)."}, []string{"state"}),
+		fenced: prometheus.NewCounter(prometheus.CounterOpts{Name: "bdp_edge_fenced_total",
+			Help: "Setpoint writes and requests to edge devices refused because another node took the project's edge connection over (the fence)."}),
 	}
-	for _, c := range []prometheus.Collector{x, x.garbage, x.dataDropped, x.operations} {
+	for _, c := range []prometheus.Collector{x, x.garbage, x.dataDropped, x.operations, x.fenced} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -114,11 +114,14 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 			"priority %d is refused: project %d allows priorities %d (most urgent) to 16; more urgent ones are unlocked by the operator (setpoint_max_priority)",
 			w.Priority, w.ProjectID, settings.SetpointMaxPriority))
 	}
-	if !s.m.Status(w.ProjectID).Configured {
-		return Operation{}, refuse("post", fault.Forbiddenf("project %d has no edge device (the operator creates its credentials)", w.ProjectID))
+	// The project's connection runs here (in a cluster: another node's
+	// answers 503, not "no edge device"), under this node's hold.
+	token, err := s.m.holding(ctx, w.ProjectID)
+	if err != nil {
+		return Operation{}, err
 	}
 	if w.DryRun {
-		return s.dryRun(ctx, w)
+		return s.dryRun(ctx, w, token)
 	}
 	req := Request{Reference: newReference(), Operation: OpWrite, DataPointID: w.DataPointID, Value: w.Value,
 		Priority: w.Priority, KeepOutOfService: w.KeepOutOfService}
@@ -137,11 +140,11 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 	op.Reference, op.State = req.Reference, StateInitialized
 	err = s.store.CreateSetpointOperation(ctx, store.SetpointOperation{Reference: op.Reference, ProjectID: w.ProjectID,
 		DataPointID: w.DataPointID, Value: w.Value, Priority: w.Priority, KeepOutOfService: w.KeepOutOfService, Acked: true,
-		State: StateInitialized, Source: w.Source, CreatedAt: now},
+		State: StateInitialized, Source: w.Source, CreatedAt: now, HoldToken: token},
 		store.SetpointLogEntry{Time: now, Stage: StateInitialized, Msg: "accepted by the API",
 			Details: map[string]any{"acked": true, "dryrun": false}})
 	if err != nil {
-		return Operation{}, err
+		return Operation{}, s.m.fenced(err, OpWrite)
 	}
 	events := make(chan event, 2)
 	s.running.Add(1)
@@ -235,7 +238,7 @@ func (s *Setpoints) record(reference string, ev event, dryRun bool) bool {
 // dryRun asks the device for the datapoint's state and writes nothing
 // (api.md 4.6 rule 6). An acked dry run keeps its stages like a write
 // but ends in reported, never written: nothing was written.
-func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
+func (s *Setpoints) dryRun(ctx context.Context, w Write, token int64) (Operation, error) {
 	if !s.m.Status(w.ProjectID).Online {
 		return Operation{}, fault.Wrap(fault.Unavailable, nil, fmt.Sprintf("the edge device of project %d is offline: a dry run needs its answer", w.ProjectID))
 	}
@@ -247,11 +250,11 @@ func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
 		op.Reference = req.Reference
 		err := s.store.CreateSetpointOperation(ctx, store.SetpointOperation{Reference: op.Reference, ProjectID: w.ProjectID,
 			DataPointID: w.DataPointID, Value: w.Value, Priority: w.Priority, KeepOutOfService: w.KeepOutOfService, Acked: true,
-			DryRun: true, State: StateInitialized, Source: w.Source, CreatedAt: now},
+			DryRun: true, State: StateInitialized, Source: w.Source, CreatedAt: now, HoldToken: token},
 			store.SetpointLogEntry{Time: now, Stage: StateInitialized, Msg: "accepted by the API (dry run)",
 				Details: map[string]any{"acked": true, "dryrun": true}})
 		if err != nil {
-			return Operation{}, err
+			return Operation{}, s.m.fenced(err, OpRead)
 		}
 	}
 	deadline := now.Add(s.m.cfg.OperationTimeout)
@@ -281,6 +284,8 @@ func (s *Setpoints) dryRun(ctx context.Context, w Write) (Operation, error) {
 			return op, nil
 		case ev.resp != nil:
 			return Operation{}, fault.Wrap(fault.Unavailable, nil, "the edge device refused the read: "+ev.resp.Error)
+		case ev.err != nil:
+			return Operation{}, ev.err
 		default:
 			return Operation{}, fault.Wrap(fault.Unavailable, nil, ev.reason)
 		}
