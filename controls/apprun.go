@@ -41,6 +41,14 @@ func (r *Runtime) StartApp(ctx context.Context, a store.ControlsApp, p Plan, by 
 	if err == nil {
 		err = r.Start(ctx, fresh)
 	}
+	if errors.Is(err, errRunning) {
+		// A Reconcile of this node started it meanwhile from the same
+		// Starting (its actor moves it to Running), or an actor of it
+		// outlived a stop made on another node: either way it runs.
+		a, _, err = r.cfg.Store.ChangeControlsApp(ctx, a.ProjectID, a.ID, store.AppChange{Code: store.StatusRunning,
+			Message: "app actor running", From: []int{store.StatusStarting}})
+		return a, err == nil, err
+	}
 	if err != nil {
 		a, _, err = r.cfg.Store.ChangeControlsApp(ctx, a.ProjectID, a.ID, store.AppChange{Code: store.StatusStartFailed,
 			Level: store.LogError, Message: "start failed: " + fault.Message(err)})

@@ -131,7 +131,7 @@ func (r *Runtime) Start(ctx context.Context, p Plan) error {
 	r.mu.Lock()
 	if _, ok := r.running[p.App.ID]; ok {
 		r.mu.Unlock()
-		return fmt.Errorf("controls: app %s is running already", p.App.ID)
+		return fmt.Errorf("controls: app %s: %w", p.App.ID, errRunning)
 	}
 	r.running[p.App.ID] = nil // reserved
 	r.mu.Unlock()
@@ -173,29 +173,42 @@ func (r *Runtime) Running() int {
 	return len(r.running)
 }
 
+// errRunning: the app's actor runs here already.
+var errRunning = errors.New("running already")
+
 // Resume starts the actors of every app whose desired state is running
-// (Starting or Running when bdp serve stopped). An app that no longer can
-// run (its pin unmapped meanwhile, say) moves to Start failed with the
-// reason.
+// (Starting or Running when bdp serve stopped), on one node; a cluster
+// member runs Reconcile instead. An app that no longer can run (its pin
+// unmapped meanwhile, say) moves to Start failed with the reason.
 func (r *Runtime) Resume(ctx context.Context) error {
 	apps, err := r.cfg.Store.ActiveControlsApps(ctx)
 	if err != nil {
 		return fmt.Errorf("controls apps to resume: %w", err)
 	}
 	for _, a := range apps {
-		p, err := Prepare(ctx, r.cfg.Store, r.cfg.Catalog, a, true)
-		if err == nil {
-			r.logApp(a.ID, store.LogInfo, "status_change", "resumed after a restart of bdp serve", nil)
-			err = r.Start(ctx, p)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			r.changeStatus(a, store.AppChange{Code: store.StatusStartFailed, Level: store.LogError,
-				Message: "not resumed after a restart: " + fault.Message(err)})
+		if err := r.resume(ctx, a, "resumed after a restart of bdp serve", "not resumed after a restart: "); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// resume starts the actor of an active app as the store holds it, noting
+// why in its log; an app that cannot run moves to Start failed, the
+// reason after failed. Only ctx's end is an error.
+func (r *Runtime) resume(ctx context.Context, a store.ControlsApp, why, failed string) error {
+	p, err := Prepare(ctx, r.cfg.Store, r.cfg.Catalog, a, true)
+	if err == nil {
+		r.logApp(a.ID, store.LogInfo, "status_change", why, nil)
+		err = r.Start(ctx, p)
+	}
+	switch {
+	case err == nil, errors.Is(err, errRunning): // started meanwhile (StartApp): it runs
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	r.changeStatus(a, store.AppChange{Code: store.StatusStartFailed, Level: store.LogError, Message: failed + fault.Message(err)})
 	return nil
 }
 
