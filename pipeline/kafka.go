@@ -279,7 +279,13 @@ func (k *KafkaIngest) readerConfig() kafka.ReaderConfig {
 		// kafka-go waits 5 s by default before joining again, e.g. while a
 		// new cluster creates its offsets topic.
 		JoinGroupBackoff: time.Second,
-		IsolationLevel:   kafka.ReadCommitted,
+		// A node that dies (kill -9) leaves the group when its session
+		// times out; its partitions then move to the others. kafka-go's
+		// 30 s default stalled them that long; 6 s is the broker's least
+		// (group.min.session.timeout.ms), with a heartbeat every 2 s.
+		SessionTimeout:    6 * time.Second,
+		HeartbeatInterval: 2 * time.Second,
+		IsolationLevel:    kafka.ReadCommitted,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
 			k.log.Warn(fmt.Sprintf(msg, args...), "from", "kafka-go")
 		}),

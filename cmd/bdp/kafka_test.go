@@ -159,3 +159,49 @@ func TestKafkaIngestSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Two nodes in one consumer group; one is killed with kill -9. Its
+// partitions move to the other within seconds (the session time-out),
+// not after kafka-go's default 30 s: what is produced after the kill is
+// all stored within 15 s.
+func TestKafkaIngestMovesADeadNodesPartitionsWithinSeconds(t *testing.T) {
+	k := newKafkaPlatform(t, 4)
+	s1 := k.start()
+	k.createProject(s1)
+	s2 := startServe(t, newDataDir(t), k.env...)
+	client := &kafka.Client{Addr: kafka.TCP(kafkatest.Brokers(t)...)}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		res, err := client.DescribeGroups(context.Background(), &kafka.DescribeGroupsRequest{GroupIDs: []string{k.topic + "-group"}})
+		if err == nil && len(res.Groups) == 1 && res.Groups[0].GroupState == "Stable" && len(res.Groups[0].Members) == 2 &&
+			assigned(res.Groups[0].Members[0]) && assigned(res.Groups[0].Members[1]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the two nodes did not both join the consumer group: %+v %v", res, err)
+		}
+	}
+	_ = s2.stop(syscall.SIGKILL)
+	killed := time.Now()
+	at := time.Date(2026, 5, 5, 0, 0, 0, 0, time.UTC)
+	var msgs []kafka.Message
+	for m := range 40 { // 40 datapoints: every partition gets some
+		msgs = append(msgs, obsMessage(k.project, fmt.Sprintf("dp%02d", m), at, 1, 2, 3))
+	}
+	kafkatest.Produce(t, k.topic, msgs...)
+	n, _ := k.waitStored(120, 30*time.Second)
+	took := time.Since(killed)
+	if n != 120 || took > 15*time.Second {
+		t.Fatalf("%d of 120 observations stored %s after the kill; want all within 15 s", n, took.Round(100*time.Millisecond))
+	}
+	t.Logf("all stored %s after the kill", took.Round(100*time.Millisecond))
+}
+
+// assigned tells whether a group member holds a partition.
+func assigned(m kafka.DescribeGroupsResponseMember) bool {
+	for _, tp := range m.MemberAssignments.Topics {
+		if len(tp.Partitions) > 0 {
+			return true
+		}
+	}
+	return false
+}
