@@ -25,6 +25,10 @@ type Reconciler struct {
 	Log         *slog.Logger
 	Concurrency int           // starts at once; default actors.DefaultResumeConcurrency
 	Every       time.Duration // default 10 s
+	// After runs after each pass: what else this member places by
+	// identity (the edge connections and controls apps of the projects it
+	// owns).
+	After []func(ctx context.Context)
 	// Ready, when set, is waited for before the first pass: the relay of
 	// stored observations must be positioned before actors start, or what
 	// is stored between their history read and the relay's start would
@@ -49,6 +53,9 @@ func (r *Reconciler) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		r.reconcile(ctx)
+		for _, after := range r.After {
+			after(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return

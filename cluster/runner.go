@@ -29,6 +29,18 @@ func VDPIdentity(k actors.Key) string {
 	return fmt.Sprintf("vdp/%d/%s", k.ProjectID, k.DataPointID)
 }
 
+// ProjectIdentity is a project's identity in the cluster: the member it
+// hashes to runs the project's edge connection and controls apps (an
+// app writes through its project's connection).
+func ProjectIdentity(projectID int64) string { return fmt.Sprintf("project/%d", projectID) }
+
+// OwnsProject tells whether this member runs a project's edge connection
+// and apps.
+func (r *Runner) OwnsProject(projectID int64) bool {
+	_, self := r.member.Owner(ProjectIdentity(projectID))
+	return self
+}
+
 // Runner runs virtual datapoints on the members that own them: a command
 // for a datapoint this member owns goes to its own engine, any other to
 // the owner's (Serve). It is what HTTP uses in cluster mode

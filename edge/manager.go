@@ -365,6 +365,13 @@ func (m *Manager) Close() {
 	m.system.Shutdown()
 }
 
+// Connections counts the connections this node runs.
+func (m *Manager) Connections() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
 // Status is a project's edge connection; Configured false when the
 // project has no edge credentials.
 func (m *Manager) Status(projectID int64) Status {

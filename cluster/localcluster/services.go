@@ -41,7 +41,12 @@ type Config struct {
 	// started with KafkaScript (scripts/kafka.sh of the repository).
 	KafkaBrokers string
 	KafkaScript  string
-	Log          *slog.Logger
+	// S3, when its Endpoint is set, is a running S3 store to use; empty:
+	// the gateway bdp embeds runs in this process. It changes the
+	// process's working directory, so a test, whose temporary directories
+	// go away, passes a store of its own (filestest.Start).
+	S3  files.ObjectsConfig
+	Log *slog.Logger
 }
 
 // StartServices starts every service the nodes share. On an error, what
@@ -105,6 +110,13 @@ func StartServices(ctx context.Context, cfg Config) (_ *Services, err error) {
 	s.stops = append(s.stops, etcd.Stop)
 	s.Etcd = etcd.Endpoint
 
+	if cfg.S3.Endpoint != "" {
+		s.S3Endpoint, s.S3AccessKey, s.S3SecretKey = cfg.S3.Endpoint, cfg.S3.AccessKey, cfg.S3.SecretKey
+		if !strings.Contains(s.S3Endpoint, "://") {
+			s.S3Endpoint = "http://" + s.S3Endpoint
+		}
+		return s, nil
+	}
 	// The S3 store: the gateway bdp embeds on one node, here on its own,
 	// which every node reaches as an external store.
 	s3Dir, err := dir("s3")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openbdp/bdp/cluster/localcluster"
+	"github.com/openbdp/bdp/files/filestest"
 	"github.com/openbdp/bdp/pipeline/kafkatest"
 )
 
@@ -31,7 +32,7 @@ func newClusterPlatform(t *testing.T) *clusterPlatform {
 	t.Helper()
 	dir := newDataDir(t) // traversable: PostgreSQL runs as postgres under root
 	svc, err := localcluster.StartServices(context.Background(), localcluster.Config{Dir: dir,
-		KafkaBrokers: strings.Join(kafkatest.Brokers(t), ","), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		KafkaBrokers: strings.Join(kafkatest.Brokers(t), ","), S3: filestest.Start(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +75,7 @@ type clusterView struct {
 			NodeID            string `json:"node_id"`
 			Answered          bool   `json:"answered"`
 			VirtualDatapoints int    `json:"virtual_datapoints"`
+			EdgeConnections   int    `json:"edge_connections"`
 		} `json:"members"`
 	} `json:"resource"`
 }
@@ -113,6 +115,29 @@ func waitMembers(t *testing.T, s *server, names []string, want int, within time.
 	return 0
 }
 
+// waitOneEdgeConnection waits until exactly one answering member holds
+// the project's edge connection, and returns its name.
+func waitOneEdgeConnection(t *testing.T, s *server, within time.Duration) string {
+	t.Helper()
+	var v clusterView
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		v = view(t, s)
+		holders := []string{}
+		for _, m := range v.Resource.Members {
+			for range m.EdgeConnections {
+				if m.Answered {
+					holders = append(holders, m.NodeID)
+				}
+			}
+		}
+		if len(holders) == 1 {
+			return holders[0]
+		}
+	}
+	t.Fatalf("not within %s: one member holding the edge connection; the view: %+v", within, v.Resource.Members)
+	return ""
+}
+
 // The cluster test of issue 20: three nodes on one PostgreSQL, Kafka,
 // Mosquitto, etcd and S3 store. Virtual datapoints created and run
 // through any node run on exactly one; observations uploaded through any
@@ -128,6 +153,12 @@ func TestServeCluster(t *testing.T) {
 	pid := companyProject(t, a, "cluster", "ops@cluster.test", "cluster-pw-12")
 	admin := basicAuth("ops@cluster.test", "cluster-pw-12")
 	nodes := []*server{a, b, c}
+	// The project's edge connection runs on one member (the owner of
+	// project/<id>), and moves with it.
+	if status, body := a.request("POST", fmt.Sprintf("/operator/projects/%d/edge", pid), operator, ""); status != 201 {
+		t.Fatalf("edge credentials: %d %s", status, body)
+	}
+	edgeHolder := waitOneEdgeConnection(t, c, 30*time.Second)
 
 	const vdps, sources = 24, 6
 	vdpPath := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)
@@ -212,10 +243,14 @@ func TestServeCluster(t *testing.T) {
 	upload(c, 2)
 	check(a, 20*time.Second)
 
-	// kill -9 of a: its datapoints run on b and c.
+	// kill -9 of a: its datapoints run on b and c, and the edge
+	// connection on one of them.
 	p.nodes["a"].Kill()
 	moved := waitMembers(t, b, []string{"b", "c"}, vdps, 30*time.Second)
 	t.Logf("kill -9: every datapoint running on b and c %s later", moved.Round(100*time.Millisecond))
+	if holder := waitOneEdgeConnection(t, b, 30*time.Second); holder == "a" {
+		t.Fatalf("the edge connection is still on the killed node (held by %s before)", edgeHolder)
+	}
 	upload(b, 3)
 	check(c, 20*time.Second)
 

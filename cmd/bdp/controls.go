@@ -26,9 +26,11 @@ import (
 // device being online again after it was offline, make the app write its
 // value again. The returned func stops the resume and every app
 // actor (the apps stay running in the store); call it before the edge
-// connections close.
+// connections close. In cluster mode (resume false) nothing is resumed
+// here: the reconciler runs the apps of the projects this node owns
+// (controls.Runtime.Reconcile).
 func startControls(system *actor.ActorSystem, st *store.Store, components *analytics.Catalog, setpoints *edge.Setpoints, broker mqtt.Broker, router *pipeline.Router,
-	reg prometheus.Registerer, log *slog.Logger) (*controls.Runtime, func(), error) {
+	reg prometheus.Registerer, log *slog.Logger, resume bool) (*controls.Runtime, func(), error) {
 	rt, err := controls.New(controls.Config{System: system, Store: st, Catalog: components, Writer: setpoints, Device: setpoints, Router: router,
 		History: actors.StoreHistory{Store: st}, Log: log, Registry: reg})
 	if err != nil {
@@ -47,6 +49,9 @@ func startControls(system *actor.ActorSystem, st *store.Store, components *analy
 	resumed := make(chan struct{})
 	go func() {
 		defer close(resumed)
+		if !resume {
+			return
+		}
 		if err := rt.Resume(ctx); err != nil && ctx.Err() == nil {
 			log.Error("resume controls apps", slog.Any("error", err))
 		}

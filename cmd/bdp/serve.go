@@ -191,7 +191,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	running.AddFunc("mqtt", stopMQTT)
-	setpoints, stopEdge, err := startEdge(ctx, system, st, broker, ingest, reg, log)
+	edges, setpoints, stopEdge, err := startEdge(ctx, system, st, broker, ingest, reg, log, cfg.NodeID, member)
 	if err != nil {
 		return serving{}, err
 	}
@@ -217,14 +217,27 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	running.AddFunc("analytics", stopAnalytics) // runs cut short go back to the queue
-	ctrl, stopControls, err := startControls(system, st, components, setpoints, broker, router, reg, log)
+	ctrl, stopControls, err := startControls(system, st, components, setpoints, broker, router, reg, log, member == nil)
 	if err != nil {
 		return serving{}, err
+	}
+	if reconciler != nil {
+		// A project's edge connection and its apps run on the member that
+		// owns the project: synced as the members change, the connection
+		// first, so that an app finds it.
+		reconciler.After = append(reconciler.After, func(ctx context.Context) {
+			if err := edges.Sync(ctx); err != nil && ctx.Err() == nil {
+				log.Error("reconcile: edge connections", slog.Any("error", err))
+			}
+			if err := ctrl.Reconcile(ctx, member.OwnsProject); err != nil && ctx.Err() == nil {
+				log.Error("reconcile: controls apps", slog.Any("error", err))
+			}
+		})
 	}
 	running.AddFunc("controls apps", stopControls)
 	// What this node runs, for GET /operator/cluster.
 	holdings := func() cluster.Holdings {
-		return cluster.Holdings{VirtualDatapoints: len(engine.RunningKeys()), ControlsApps: ctrl.Running()}
+		return cluster.Holdings{VirtualDatapoints: len(engine.RunningKeys()), ControlsApps: ctrl.Running(), EdgeConnections: edges.Connections()}
 	}
 	var view bdphttp.ClusterView = cluster.Single{NodeID: cfg.NodeID, Holdings: holdings}
 	if member != nil {
