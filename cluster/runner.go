@@ -53,6 +53,7 @@ type Runner struct {
 
 	wg       sync.WaitGroup // commands of other members in progress
 	holdings atomic.Value   // holdingsFunc: what else this node runs (SetHoldings)
+	projects projectParts   // what carries out project commands here (SetProjectParts)
 }
 
 // Serve starts this member's side of the commands: the actor the other
@@ -91,6 +92,10 @@ func (r *Runner) receive(c actor.Context) {
 		defer r.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), r.member.cfg.CommandTimeout)
 		defer cancel()
+		if reply, ok := r.carryOutProject(ctx, msg); ok {
+			r.member.system.Root.Send(sender, reply)
+			return
+		}
 		r.member.system.Root.Send(sender, r.carryOut(ctx, msg))
 	}()
 }
@@ -124,10 +129,14 @@ func (r *Runner) carryOut(ctx context.Context, msg proto.Message) *clusterpb.Rep
 // tries again, and the command reaches the new owner.
 func (r *Runner) refuseUnowned(v store.VDP) error {
 	if _, self := r.member.Owner(VDPIdentity(actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID})); !self {
-		return &fault.Error{Kind: fault.Unavailable, Msg: "the cluster is moving this virtual datapoint to another node; try again"}
+		return errMoving
 	}
 	return nil
 }
+
+// errMoving answers a command that reached a member that no longer owns
+// its subject: the topology moved while it travelled.
+var errMoving = &fault.Error{Kind: fault.Unavailable, Msg: "the cluster is moving this to another node; try again"}
 
 // StartVDP starts a virtual datapoint on its owner.
 func (r *Runner) StartVDP(ctx context.Context, v store.VDP) (time.Time, error) {
@@ -172,11 +181,32 @@ func (r *Runner) StopProject(ctx context.Context, projectID int64) error {
 	return errors.Join(errs...)
 }
 
-// ask sends a command to the member at addr and waits for its reply,
+// ask sends a command answered by Reply to the member at addr and waits
+// for the reply,
 // within the context's deadline and the configured command timeout.
 func (r *Runner) ask(ctx context.Context, addr string, msg proto.Message) (time.Time, error) {
+	res, err := r.askAny(ctx, addr, msg)
+	if err != nil {
+		return time.Time{}, err
+	}
+	reply, ok := res.(*clusterpb.Reply)
+	if !ok {
+		return time.Time{}, fmt.Errorf("cluster: member %s answered %T", addr, res)
+	}
+	if err := errorOf(reply); err != nil {
+		return time.Time{}, err
+	}
+	if ns := reply.GetCatchUpFromUnixNano(); ns != 0 {
+		return time.Unix(0, ns).UTC(), nil
+	}
+	return time.Time{}, nil
+}
+
+// askAny sends a command to the member at addr and waits for its answer,
+// within the context's deadline and the configured command timeout.
+func (r *Runner) askAny(ctx context.Context, addr string, msg proto.Message) (any, error) {
 	if addr == "" {
-		return time.Time{}, &fault.Error{Kind: fault.Unavailable, Msg: "no member of the cluster is known yet; try again"}
+		return nil, &fault.Error{Kind: fault.Unavailable, Msg: "no member of the cluster is known yet; try again"}
 	}
 	timeout := r.member.cfg.CommandTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -184,23 +214,21 @@ func (r *Runner) ask(ctx context.Context, addr string, msg proto.Message) (time.
 	}
 	res, err := r.member.system.Root.RequestFuture(actor.NewPID(addr, commandsName), msg, timeout).Result()
 	if err != nil {
-		return time.Time{}, fault.Wrap(fault.Unavailable, err, "the node that runs this virtual datapoint did not answer; try again")
+		return nil, fault.Wrap(fault.Unavailable, err, "the node that runs this did not answer; try again")
 	}
-	reply, ok := res.(*clusterpb.Reply)
-	if !ok {
-		return time.Time{}, fmt.Errorf("cluster: member %s answered %T", addr, res)
+	return res, nil
+}
+
+// errorOf is the error a reply carries; nil when it carries none.
+func errorOf(reply *clusterpb.Reply) error {
+	if !reply.GetFailed() {
+		return nil
 	}
-	if reply.GetFailed() {
-		kind := fault.Kind(reply.GetFaultKind())
-		if !validKind(kind) {
-			kind = fault.Internal
-		}
-		return time.Time{}, &fault.Error{Kind: kind, Msg: reply.GetMessage()}
+	kind := fault.Kind(reply.GetFaultKind())
+	if !validKind(kind) {
+		kind = fault.Internal
 	}
-	if ns := reply.GetCatchUpFromUnixNano(); ns != 0 {
-		return time.Unix(0, ns).UTC(), nil
-	}
-	return time.Time{}, nil
+	return &fault.Error{Kind: kind, Msg: reply.GetMessage()}
 }
 
 func validKind(k fault.Kind) bool {

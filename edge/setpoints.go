@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -37,6 +38,7 @@ type Setpoints struct {
 	ctx     context.Context // ends at Close: followers stop waiting
 	cancel  context.CancelFunc
 	running sync.WaitGroup
+	remote  remoteOf // cluster mode: the nodes that run other projects' connections
 }
 
 var _ Writer = (*Setpoints)(nil)
@@ -72,6 +74,12 @@ func (s *Setpoints) Status(projectID int64) Status { return s.m.Status(projectID
 // written or failed). A dry run waits for the device's state, at most the
 // operation time-out (30 s).
 func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
+	return s.write(ctx, w, true)
+}
+
+// write is Write; carry lets a write whose project's connection runs on
+// another node go there (SetRemote).
+func (s *Setpoints) write(ctx context.Context, w Write, carry bool) (Operation, error) {
 	if w.Priority < 1 || w.Priority > 16 {
 		return Operation{}, fault.Invalidf("priority must be an integer from 1 (most urgent) to 16, got %d", w.Priority)
 	}
@@ -117,6 +125,10 @@ func (s *Setpoints) Write(ctx context.Context, w Write) (Operation, error) {
 	// The project's connection runs here (in a cluster: another node's
 	// answers 503, not "no edge device"), under this node's hold.
 	token, err := s.m.holding(ctx, w.ProjectID)
+	if remote := s.remote.get(); carry && remote != nil && errors.Is(err, ErrNotHeld) {
+		w.Authorize = nil // asked above
+		return remote.Write(ctx, w)
+	}
 	if err != nil {
 		return Operation{}, err
 	}

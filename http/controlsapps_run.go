@@ -70,7 +70,7 @@ func (s *Server) startApp(ctx context.Context, cl *call, a store.ControlsApp, p 
 	if store.AppActive(a.StatusCode) {
 		return appRunResult{ControlsAppID: a.ID, Status: appStatusOf(a.StatusCode)}, nil
 	}
-	a, affected, err := s.controls.StartApp(ctx, a, p, cl.Principal.User.Email)
+	a, affected, err := s.apps.StartApp(ctx, a, p, cl.Principal.User.Email)
 	if err != nil {
 		return appRunResult{}, err
 	}
@@ -79,7 +79,7 @@ func (s *Server) startApp(ctx context.Context, cl *call, a store.ControlsApp, p 
 
 // stopApp stops an app (controls.StopApp) and answers what it became.
 func (s *Server) stopApp(ctx context.Context, cl *call, a store.ControlsApp) (appRunResult, error) {
-	a, affected, err := controls.StopApp(ctx, s.store, s.controls, a, cl.Principal.User.Email)
+	a, affected, err := s.apps.StopApp(ctx, a, cl.Principal.User.Email)
 	if err != nil {
 		return appRunResult{}, err
 	}

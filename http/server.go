@@ -64,6 +64,7 @@ type Server struct {
 	runner     Runner
 	cluster    ClusterView
 	controls   *controls.Runtime // nil: apps cannot run on this node (run answers 503)
+	apps       AppRunner
 	app        *fiber.App
 	catalog    *rbac.Catalog
 	routes     []*route // the /v2 routes with their persisted ids
@@ -120,9 +121,33 @@ type Deps struct {
 	// Controls runs controls apps (controls.Runtime); nil answers 503 to
 	// a run.
 	Controls *controls.Runtime
+	// Apps starts and stops them: nil, on Controls here; in cluster mode
+	// cluster.Runner, on the node that runs the app's project.
+	Apps AppRunner
 	// Files is the document store (company and project files); nil: the
 	// file routes answer 503.
 	Files *files.Service
+}
+
+// AppRunner starts and stops controls apps (controls.Runtime.StartApp,
+// controls.StopApp) where they run.
+type AppRunner interface {
+	StartApp(ctx context.Context, a store.ControlsApp, p controls.Plan, by string) (store.ControlsApp, bool, error)
+	StopApp(ctx context.Context, a store.ControlsApp, by string) (store.ControlsApp, bool, error)
+}
+
+// localApps runs the apps on this node's runtime.
+type localApps struct {
+	rt *controls.Runtime // nil: none runs here (stops still record Stopped)
+	st *store.Store
+}
+
+func (l localApps) StartApp(ctx context.Context, a store.ControlsApp, p controls.Plan, by string) (store.ControlsApp, bool, error) {
+	return l.rt.StartApp(ctx, a, p, by)
+}
+
+func (l localApps) StopApp(ctx context.Context, a store.ControlsApp, by string) (store.ControlsApp, bool, error) {
+	return controls.StopApp(ctx, l.st, l.rt, a, by)
 }
 
 // ClusterView tells what the platform's nodes hold (cluster.Runner,
@@ -158,6 +183,10 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 			return nil, errors.New("http: Runner is required when Engine runs no virtual datapoint")
 		}
 		runner = local
+	}
+	var apps AppRunner = localApps{rt: deps.Controls, st: st}
+	if deps.Apps != nil {
+		apps = deps.Apps
 	}
 	view := deps.Cluster
 	if view == nil {
@@ -196,6 +225,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Server, error) {
 		runner:     runner,
 		cluster:    view,
 		controls:   deps.Controls,
+		apps:       apps,
 		hasher:     deps.Hasher,
 		mqttPW:     deps.MQTTPasswords,
 		components: deps.Components,

@@ -23,7 +23,9 @@ import (
 // Setpoints is the edge side as the HTTP layer uses it.
 type Setpoints interface {
 	edge.Writer
-	Status(projectID int64) edge.Status
+	// StatusAnywhere is the state of a project's edge connection, asked
+	// of the node that runs it (in a cluster, maybe another one).
+	StatusAnywhere(ctx context.Context, projectID int64) (edge.Status, error)
 }
 
 // setpointParams documents the query of POST /v2/datapoint/setpoint.
@@ -224,7 +226,7 @@ func (s *Server) getProjectEdge(c *fiber.Ctx, cl *call) (any, error) {
 	if s.setpoints == nil {
 		return edge.Status{}, nil
 	}
-	return s.setpoints.Status(cl.ProjectID), nil
+	return s.setpoints.StatusAnywhere(c.UserContext(), cl.ProjectID)
 }
 
 // routeID is the catalog id of a declared route.

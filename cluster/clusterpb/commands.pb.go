@@ -493,6 +493,478 @@ func (x *NodeStatus) GetMovedOut() int64 {
 	return 0
 }
 
+// SetpointWrite carries a setpoint write, its safeguards checked by the
+// node that got the request, to the node that runs the project's edge
+// connection (edge.Setpoints.WriteHere); answered by SetpointReply.
+type SetpointWrite struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId        int64                  `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	DatapointId      string                 `protobuf:"bytes,2,opt,name=datapoint_id,json=datapointId,proto3" json:"datapoint_id,omitempty"`
+	HasValue         bool                   `protobuf:"varint,3,opt,name=has_value,json=hasValue,proto3" json:"has_value,omitempty"` // false: clear the slot
+	Value            float64                `protobuf:"fixed64,4,opt,name=value,proto3" json:"value,omitempty"`
+	Priority         int32                  `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
+	KeepOutOfService bool                   `protobuf:"varint,6,opt,name=keep_out_of_service,json=keepOutOfService,proto3" json:"keep_out_of_service,omitempty"`
+	Acked            bool                   `protobuf:"varint,7,opt,name=acked,proto3" json:"acked,omitempty"`
+	DryRun           bool                   `protobuf:"varint,8,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	Source           string                 `protobuf:"bytes,9,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetpointWrite) Reset() {
+	*x = SetpointWrite{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetpointWrite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetpointWrite) ProtoMessage() {}
+
+func (x *SetpointWrite) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetpointWrite.ProtoReflect.Descriptor instead.
+func (*SetpointWrite) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SetpointWrite) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *SetpointWrite) GetDatapointId() string {
+	if x != nil {
+		return x.DatapointId
+	}
+	return ""
+}
+
+func (x *SetpointWrite) GetHasValue() bool {
+	if x != nil {
+		return x.HasValue
+	}
+	return false
+}
+
+func (x *SetpointWrite) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *SetpointWrite) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *SetpointWrite) GetKeepOutOfService() bool {
+	if x != nil {
+		return x.KeepOutOfService
+	}
+	return false
+}
+
+func (x *SetpointWrite) GetAcked() bool {
+	if x != nil {
+		return x.Acked
+	}
+	return false
+}
+
+func (x *SetpointWrite) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *SetpointWrite) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// SetpointReply is the operation a carried write answered (edge.Operation).
+type SetpointReply struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Error             *Reply                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"` // failed: the write was refused
+	Reference         string                 `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
+	State             string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Reason            string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	CreatedAtUnixNano int64                  `protobuf:"varint,5,opt,name=created_at_unix_nano,json=createdAtUnixNano,proto3" json:"created_at_unix_nano,omitempty"`
+	PriorityArray     []float64              `protobuf:"fixed64,6,rep,packed,name=priority_array,json=priorityArray,proto3" json:"priority_array,omitempty"`           // the device's 17 slots, when it answered
+	PriorityArraySet  []bool                 `protobuf:"varint,7,rep,packed,name=priority_array_set,json=priorityArraySet,proto3" json:"priority_array_set,omitempty"` // which slots hold a value
+	HasOverwritten    bool                   `protobuf:"varint,8,opt,name=has_overwritten,json=hasOverwritten,proto3" json:"has_overwritten,omitempty"`
+	OverwrittenValue  float64                `protobuf:"fixed64,9,opt,name=overwritten_value,json=overwrittenValue,proto3" json:"overwritten_value,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SetpointReply) Reset() {
+	*x = SetpointReply{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetpointReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetpointReply) ProtoMessage() {}
+
+func (x *SetpointReply) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetpointReply.ProtoReflect.Descriptor instead.
+func (*SetpointReply) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SetpointReply) GetError() *Reply {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *SetpointReply) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *SetpointReply) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *SetpointReply) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SetpointReply) GetCreatedAtUnixNano() int64 {
+	if x != nil {
+		return x.CreatedAtUnixNano
+	}
+	return 0
+}
+
+func (x *SetpointReply) GetPriorityArray() []float64 {
+	if x != nil {
+		return x.PriorityArray
+	}
+	return nil
+}
+
+func (x *SetpointReply) GetPriorityArraySet() []bool {
+	if x != nil {
+		return x.PriorityArraySet
+	}
+	return nil
+}
+
+func (x *SetpointReply) GetHasOverwritten() bool {
+	if x != nil {
+		return x.HasOverwritten
+	}
+	return false
+}
+
+func (x *SetpointReply) GetOverwrittenValue() float64 {
+	if x != nil {
+		return x.OverwrittenValue
+	}
+	return 0
+}
+
+// EdgeStatusRequest asks the node that runs a project's edge connection
+// for its state; answered by EdgeStatus.
+type EdgeStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     int64                  `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EdgeStatusRequest) Reset() {
+	*x = EdgeStatusRequest{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EdgeStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EdgeStatusRequest) ProtoMessage() {}
+
+func (x *EdgeStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EdgeStatusRequest.ProtoReflect.Descriptor instead.
+func (*EdgeStatusRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *EdgeStatusRequest) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+type EdgeStatus struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Error             *Reply                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Configured        bool                   `protobuf:"varint,2,opt,name=configured,proto3" json:"configured,omitempty"`
+	Online            bool                   `protobuf:"varint,3,opt,name=online,proto3" json:"online,omitempty"`
+	LastAliveUnixNano int64                  `protobuf:"varint,4,opt,name=last_alive_unix_nano,json=lastAliveUnixNano,proto3" json:"last_alive_unix_nano,omitempty"` // 0: no heartbeat since that node started
+	PendingOperations int32                  `protobuf:"varint,5,opt,name=pending_operations,json=pendingOperations,proto3" json:"pending_operations,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *EdgeStatus) Reset() {
+	*x = EdgeStatus{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EdgeStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EdgeStatus) ProtoMessage() {}
+
+func (x *EdgeStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EdgeStatus.ProtoReflect.Descriptor instead.
+func (*EdgeStatus) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *EdgeStatus) GetError() *Reply {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *EdgeStatus) GetConfigured() bool {
+	if x != nil {
+		return x.Configured
+	}
+	return false
+}
+
+func (x *EdgeStatus) GetOnline() bool {
+	if x != nil {
+		return x.Online
+	}
+	return false
+}
+
+func (x *EdgeStatus) GetLastAliveUnixNano() int64 {
+	if x != nil {
+		return x.LastAliveUnixNano
+	}
+	return 0
+}
+
+func (x *EdgeStatus) GetPendingOperations() int32 {
+	if x != nil {
+		return x.PendingOperations
+	}
+	return 0
+}
+
+// AppCommand starts (run) or stops a controls app on the node that runs
+// its project's edge connection and apps; answered by AppReply.
+type AppCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     int64                  `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	AppId         string                 `protobuf:"bytes,2,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	Run           bool                   `protobuf:"varint,3,opt,name=run,proto3" json:"run,omitempty"`
+	By            string                 `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"` // who, for the app's log
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppCommand) Reset() {
+	*x = AppCommand{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppCommand) ProtoMessage() {}
+
+func (x *AppCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppCommand.ProtoReflect.Descriptor instead.
+func (*AppCommand) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AppCommand) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *AppCommand) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppCommand) GetRun() bool {
+	if x != nil {
+		return x.Run
+	}
+	return false
+}
+
+func (x *AppCommand) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type AppReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Reply                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	StatusCode    int32                  `protobuf:"varint,2,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"` // the app's status afterwards
+	Affected      bool                   `protobuf:"varint,3,opt,name=affected,proto3" json:"affected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppReply) Reset() {
+	*x = AppReply{}
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppReply) ProtoMessage() {}
+
+func (x *AppReply) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_clusterpb_commands_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppReply.ProtoReflect.Descriptor instead.
+func (*AppReply) Descriptor() ([]byte, []int) {
+	return file_cluster_clusterpb_commands_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AppReply) GetError() *Reply {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *AppReply) GetStatusCode() int32 {
+	if x != nil {
+		return x.StatusCode
+	}
+	return 0
+}
+
+func (x *AppReply) GetAffected() bool {
+	if x != nil {
+		return x.Affected
+	}
+	return false
+}
+
 var File_cluster_clusterpb_commands_proto protoreflect.FileDescriptor
 
 const file_cluster_clusterpb_commands_proto_rawDesc = "" +
@@ -530,7 +1002,52 @@ const file_cluster_clusterpb_commands_proto_rawDesc = "" +
 	"\rcontrols_apps\x18\x04 \x01(\x03R\fcontrolsApps\x12)\n" +
 	"\x10edge_connections\x18\x05 \x01(\x03R\x0fedgeConnections\x12\x19\n" +
 	"\bmoved_in\x18\x06 \x01(\x03R\amovedIn\x12\x1b\n" +
-	"\tmoved_out\x18\a \x01(\x03R\bmovedOutB*Z(github.com/openbdp/bdp/cluster/clusterpbb\x06proto3"
+	"\tmoved_out\x18\a \x01(\x03R\bmovedOut\"\x96\x02\n" +
+	"\rSetpointWrite\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03R\tprojectId\x12!\n" +
+	"\fdatapoint_id\x18\x02 \x01(\tR\vdatapointId\x12\x1b\n" +
+	"\thas_value\x18\x03 \x01(\bR\bhasValue\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\x01R\x05value\x12\x1a\n" +
+	"\bpriority\x18\x05 \x01(\x05R\bpriority\x12-\n" +
+	"\x13keep_out_of_service\x18\x06 \x01(\bR\x10keepOutOfService\x12\x14\n" +
+	"\x05acked\x18\a \x01(\bR\x05acked\x12\x17\n" +
+	"\adry_run\x18\b \x01(\bR\x06dryRun\x12\x16\n" +
+	"\x06source\x18\t \x01(\tR\x06source\"\xe1\x02\n" +
+	"\rSetpointReply\x12(\n" +
+	"\x05error\x18\x01 \x01(\v2\x12.bdp.cluster.ReplyR\x05error\x12\x1c\n" +
+	"\treference\x18\x02 \x01(\tR\treference\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12/\n" +
+	"\x14created_at_unix_nano\x18\x05 \x01(\x03R\x11createdAtUnixNano\x12%\n" +
+	"\x0epriority_array\x18\x06 \x03(\x01R\rpriorityArray\x12,\n" +
+	"\x12priority_array_set\x18\a \x03(\bR\x10priorityArraySet\x12'\n" +
+	"\x0fhas_overwritten\x18\b \x01(\bR\x0ehasOverwritten\x12+\n" +
+	"\x11overwritten_value\x18\t \x01(\x01R\x10overwrittenValue\"2\n" +
+	"\x11EdgeStatusRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03R\tprojectId\"\xce\x01\n" +
+	"\n" +
+	"EdgeStatus\x12(\n" +
+	"\x05error\x18\x01 \x01(\v2\x12.bdp.cluster.ReplyR\x05error\x12\x1e\n" +
+	"\n" +
+	"configured\x18\x02 \x01(\bR\n" +
+	"configured\x12\x16\n" +
+	"\x06online\x18\x03 \x01(\bR\x06online\x12/\n" +
+	"\x14last_alive_unix_nano\x18\x04 \x01(\x03R\x11lastAliveUnixNano\x12-\n" +
+	"\x12pending_operations\x18\x05 \x01(\x05R\x11pendingOperations\"d\n" +
+	"\n" +
+	"AppCommand\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x15\n" +
+	"\x06app_id\x18\x02 \x01(\tR\x05appId\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\bR\x03run\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by\"q\n" +
+	"\bAppReply\x12(\n" +
+	"\x05error\x18\x01 \x01(\v2\x12.bdp.cluster.ReplyR\x05error\x12\x1f\n" +
+	"\vstatus_code\x18\x02 \x01(\x05R\n" +
+	"statusCode\x12\x1a\n" +
+	"\baffected\x18\x03 \x01(\bR\baffectedB*Z(github.com/openbdp/bdp/cluster/clusterpbb\x06proto3"
 
 var (
 	file_cluster_clusterpb_commands_proto_rawDescOnce sync.Once
@@ -544,25 +1061,34 @@ func file_cluster_clusterpb_commands_proto_rawDescGZIP() []byte {
 	return file_cluster_clusterpb_commands_proto_rawDescData
 }
 
-var file_cluster_clusterpb_commands_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_cluster_clusterpb_commands_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_cluster_clusterpb_commands_proto_goTypes = []any{
-	(*VDP)(nil),            // 0: bdp.cluster.VDP
-	(*StartVDP)(nil),       // 1: bdp.cluster.StartVDP
-	(*StopVDP)(nil),        // 2: bdp.cluster.StopVDP
-	(*CheckRunBudget)(nil), // 3: bdp.cluster.CheckRunBudget
-	(*StopProject)(nil),    // 4: bdp.cluster.StopProject
-	(*Reply)(nil),          // 5: bdp.cluster.Reply
-	(*StatusRequest)(nil),  // 6: bdp.cluster.StatusRequest
-	(*NodeStatus)(nil),     // 7: bdp.cluster.NodeStatus
+	(*VDP)(nil),               // 0: bdp.cluster.VDP
+	(*StartVDP)(nil),          // 1: bdp.cluster.StartVDP
+	(*StopVDP)(nil),           // 2: bdp.cluster.StopVDP
+	(*CheckRunBudget)(nil),    // 3: bdp.cluster.CheckRunBudget
+	(*StopProject)(nil),       // 4: bdp.cluster.StopProject
+	(*Reply)(nil),             // 5: bdp.cluster.Reply
+	(*StatusRequest)(nil),     // 6: bdp.cluster.StatusRequest
+	(*NodeStatus)(nil),        // 7: bdp.cluster.NodeStatus
+	(*SetpointWrite)(nil),     // 8: bdp.cluster.SetpointWrite
+	(*SetpointReply)(nil),     // 9: bdp.cluster.SetpointReply
+	(*EdgeStatusRequest)(nil), // 10: bdp.cluster.EdgeStatusRequest
+	(*EdgeStatus)(nil),        // 11: bdp.cluster.EdgeStatus
+	(*AppCommand)(nil),        // 12: bdp.cluster.AppCommand
+	(*AppReply)(nil),          // 13: bdp.cluster.AppReply
 }
 var file_cluster_clusterpb_commands_proto_depIdxs = []int32{
 	0, // 0: bdp.cluster.StartVDP.vdp:type_name -> bdp.cluster.VDP
 	0, // 1: bdp.cluster.CheckRunBudget.vdp:type_name -> bdp.cluster.VDP
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	5, // 2: bdp.cluster.SetpointReply.error:type_name -> bdp.cluster.Reply
+	5, // 3: bdp.cluster.EdgeStatus.error:type_name -> bdp.cluster.Reply
+	5, // 4: bdp.cluster.AppReply.error:type_name -> bdp.cluster.Reply
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_cluster_clusterpb_commands_proto_init() }
@@ -576,7 +1102,7 @@ func file_cluster_clusterpb_commands_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_clusterpb_commands_proto_rawDesc), len(file_cluster_clusterpb_commands_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

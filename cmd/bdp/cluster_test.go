@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,34 @@ func (p *clusterPlatform) start(name string) *server {
 		}
 	})
 	return &server{t: p.t, base: n.HTTP}
+}
+
+// startDevice runs a simulated edge device (bdp edge-sim) for the project
+// on the cluster's broker, with credentials from the operator route.
+func (p *clusterPlatform) startDevice(s *server, pid int64) {
+	p.t.Helper()
+	status, body := s.request("POST", fmt.Sprintf("/operator/projects/%d/edge", pid), operator, "")
+	var creds struct {
+		Resource struct{ Username, Password string } `json:"resource"`
+	}
+	if status != 201 || json.Unmarshal(body, &creds) != nil {
+		p.t.Fatalf("edge credentials: %d %s", status, body)
+	}
+	simLog := &syncBuffer{}
+	cmd := exec.Command(bdpBinary, "edge-sim", "-broker", p.svc.MQTT.URL, "-project", strconv.FormatInt(pid, 10),
+		"-username", creds.Resource.Username, "-datapoints", "room_sp=20")
+	cmd.Env = append(os.Environ(), "BDP_EDGE_SIM_PASSWORD="+creds.Resource.Password)
+	cmd.Stdout, cmd.Stderr = simLog, simLog
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if p.t.Failed() {
+			p.t.Logf("bdp edge-sim:\n%s", simLog)
+		}
+	})
 }
 
 func tail(s string, lines int) string {
@@ -154,11 +184,19 @@ func TestServeCluster(t *testing.T) {
 	admin := basicAuth("ops@cluster.test", "cluster-pw-12")
 	nodes := []*server{a, b, c}
 	// The project's edge connection runs on one member (the owner of
-	// project/<id>), and moves with it.
-	if status, body := a.request("POST", fmt.Sprintf("/operator/projects/%d/edge", pid), operator, ""); status != 201 {
-		t.Fatalf("edge credentials: %d %s", status, body)
+	// project/<id>), and moves with it. A simulated device serves it;
+	// setpoint writes, dry runs and the connection's state asked of the
+	// other nodes are carried to that member.
+	if status, body := a.request("PUT", fmt.Sprintf("/operator/projects/%d/settings", pid), operator, `{"setpoint_writing_enabled":true}`); status != 200 {
+		t.Fatalf("enable setpoint writing: %d %s", status, body)
 	}
+	p.startDevice(a, pid)
 	edgeHolder := waitOneEdgeConnection(t, c, 30*time.Second)
+	other := map[string]*server{"a": b, "b": c, "c": a}[edgeHolder] // a node that does not hold it
+	writeThroughSimulator(t, other, pid, admin)
+	if got := dryrunSlots(t, other, pid, admin); got != "[- - - - - - - - - - - - 21.5 - - - 20]" {
+		t.Fatalf("dry run through %s, a node without the connection: %s", edgeHolder, got)
+	}
 
 	const vdps, sources = 24, 6
 	vdpPath := fmt.Sprintf("/v2/project/%d/virtual_datapoint", pid)

@@ -221,6 +221,13 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	if err != nil {
 		return serving{}, err
 	}
+	var apps bdphttp.AppRunner // nil: this node's runtime
+	if member != nil {
+		// Project commands (setpoint writes, edge status, app runs) asked
+		// of a node that does not run the project go to the one that does.
+		member.SetProjectParts(cluster.ProjectParts{Setpoints: setpoints, Controls: ctrl, Store: st, Catalog: components})
+		apps = member
+	}
 	if reconciler != nil {
 		// A project's edge connection and its apps run on the member that
 		// owns the project: synced as the members change, the connection
@@ -248,7 +255,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
 		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Runner: runner, Cluster: view, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
-		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Files: fileStore})
+		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Apps: apps, Files: fileStore})
 	if err != nil {
 		return serving{}, err
 	}
