@@ -112,7 +112,12 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 		return nil, err
 	}
 
-	// A tenth stopped through random nodes, then more rounds.
+	// A tenth stopped through random nodes, then more rounds. Once what
+	// was uploaded is calculated: a stop drops what its actor has not
+	// calculated yet, and the verdict could not tell that from a loss.
+	if err := load.WaitCalculated(ctx, time.Minute); err != nil {
+		return nil, err
+	}
 	progress("cluster: stopping %d virtual datapoints through random nodes", o.VDPs/10)
 	for i := 0; i < o.VDPs; i += 10 {
 		if err := load.Run(ctx, i, false); err != nil {
@@ -158,6 +163,17 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range nodes {
+		if n.Running() {
+			if err := n.Stop(time.Minute); err != nil {
+				return nil, err
+			}
+		}
+	}
+	costRatio, err := clusterCost(ctx, o, svc, progress)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{
 		"key_order":                ClusterKeys,
 		"outputs_missing":          verdict.OutputsMissing,
@@ -168,6 +184,7 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 		"outputs_after_stop":       verdict.OutputsAfterStop,
 		"command_p99_ms":           round3(float64(load.CommandP99().Microseconds()) / 1000),
 		"moved_on_rejoin_fraction": round3(float64(rejoined.movedIn("a")) / float64(running)),
+		"cluster_vs_single_ratio":  round3(costRatio),
 		"moved_on_kill":            onA,
 		"nodes":                    3,
 		"vdps":                     o.VDPs,
@@ -288,4 +305,59 @@ func waitFailover(ctx context.Context, base string, total, moved int, killed tim
 		}
 	}
 	return 0, 0, fmt.Errorf("the %d virtual datapoints of the killed node did not all run elsewhere within 2 minutes", moved)
+}
+
+// clusterCost is what cluster mode costs one node: the same workload
+// (uploads as fast as they are answered, every output waited for) on one
+// node in cluster mode and on one node in single mode, on the same
+// services, one after the other; the ratio of their observations per
+// second (ingested and calculated).
+func clusterCost(ctx context.Context, o ClusterOptions, svc *localcluster.Services, progress func(string, ...any)) (float64, error) {
+	var rates [2]float64
+	for i, mode := range []string{"cluster", "single"} {
+		start := localcluster.StartNode
+		if mode == "single" {
+			start = localcluster.StartSingle
+		}
+		n, err := start(ctx, o.Bin, svc, "cost-"+mode, filepath.Join(o.Dir, "node-cost-"+mode),
+			"BDP_OPERATOR_TOKEN="+clusterOperatorToken, "BDP_LOG_LEVEL=warn")
+		if err != nil {
+			return 0, err
+		}
+		rate, err := costRun(ctx, o, n.HTTP, mode)
+		_ = n.Stop(time.Minute)
+		if err != nil {
+			return 0, err
+		}
+		progress("cluster: one node in %s mode: %.0f observations/s", mode, rate)
+		rates[i] = rate
+	}
+	return rates[0] / rates[1], nil
+}
+
+// costRun is one node's share of clusterCost.
+func costRun(ctx context.Context, o ClusterOptions, url, mode string) (float64, error) {
+	const sources, vdps, rounds = 200, 200, 50
+	load, err := StartLoad(ctx, LoadOptions{HTTP: []string{url}, OperatorToken: clusterOperatorToken, VDPs: vdps, Sources: sources,
+		Prefix: "cost-" + mode + "-"})
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = load.Close(context.Background()) }()
+	began := time.Now()
+	if err := load.FeedAtOnce(ctx, rounds, 8); err != nil {
+		return 0, err
+	}
+	if err := load.WaitCalculated(ctx, time.Minute); err != nil {
+		return 0, err
+	}
+	took := time.Since(began)
+	verdict, err := load.Verify(ctx, time.Minute)
+	if err != nil {
+		return 0, err
+	}
+	if verdict != (Verdict{}) {
+		return 0, fmt.Errorf("cost run in %s mode: %+v", mode, verdict)
+	}
+	return float64(rounds*(sources+vdps)) / took.Seconds(), nil
 }

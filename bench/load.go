@@ -142,9 +142,7 @@ func (l *Load) Status(ctx context.Context, i int) error {
 
 // Feed uploads rounds (every source's next value, one minute later than
 // the last round's) every interval until n rounds are acknowledged or ctx
-// ends, each through a node at random. An upload that fails is tried
-// again on another node: the harness tells acknowledged from lost, not
-// the deployment's availability.
+// ends, each through a node at random.
 func (l *Load) Feed(ctx context.Context, n int, interval time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -152,27 +150,8 @@ func (l *Load) Feed(ctx context.Context, n int, interval time.Duration) error {
 		l.mu.Lock()
 		r := l.rounds
 		l.mu.Unlock()
-		var sb strings.Builder
-		sb.WriteString("{")
-		for s := range l.opts.Sources {
-			if s > 0 {
-				sb.WriteString(",")
-			}
-			fmt.Fprintf(&sb, `%q:[{"time":%q,"value":%d}]`, l.source(s), l.roundTime(r).Format(time.RFC3339), l.sourceValue(r, s))
-		}
-		sb.WriteString("}")
-		var err error
-		for attempt := 0; attempt < 5; attempt++ {
-			if err = l.do(ctx, "POST", fmt.Sprintf("/v2/project/%d/timeseries", l.opts.ProjectID), sb.String(), nil); err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		if err != nil {
-			return fmt.Errorf("upload round %d: %w", r, err)
+		if err := l.upload(ctx, r); err != nil {
+			return err
 		}
 		l.mu.Lock()
 		l.rounds++
@@ -186,9 +165,118 @@ func (l *Load) Feed(ctx context.Context, n int, interval time.Duration) error {
 	return nil
 }
 
+// FeedAtOnce uploads the next n rounds as fast as they are answered,
+// workers at once: a throughput, where Feed is a steady pace.
+func (l *Load) FeedAtOnce(ctx context.Context, n, workers int) error {
+	l.mu.Lock()
+	first := l.rounds
+	l.mu.Unlock()
+	rounds := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				if err := l.upload(ctx, r); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for r := first; r < first+n; r++ {
+		select {
+		case rounds <- r:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(rounds)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.rounds = first + n
+	l.mu.Unlock()
+	return nil
+}
+
+// upload sends round r (every source's value at its minute) through a
+// node at random; a failed upload is tried again on another node: the
+// harness tells acknowledged from lost, not the deployment's
+// availability.
+func (l *Load) upload(ctx context.Context, r int) error {
+	var sb strings.Builder
+	sb.WriteString("{")
+	for s := range l.opts.Sources {
+		if s > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `%q:[{"time":%q,"value":%d}]`, l.source(s), l.roundTime(r).Format(time.RFC3339), l.sourceValue(r, s))
+	}
+	sb.WriteString("}")
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = l.do(ctx, "POST", fmt.Sprintf("/v2/project/%d/timeseries", l.opts.ProjectID), sb.String(), nil); err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("upload round %d: %w", r, err)
+}
+
 func (l *Load) roundTime(r int) time.Time { return l.start.Add(time.Duration(r) * time.Minute) }
 func (l *Load) sourceValue(r, s int) int  { return r*10 + s }
 func (l *Load) want(i, r int) float64     { return float64(l.sourceValue(r, i%l.opts.Sources) * (i + 1)) }
+
+// WaitCalculated waits until every running datapoint has its output of
+// the last acknowledged round (its newest output is at that round's
+// time), within the given time.
+func (l *Load) WaitCalculated(ctx context.Context, within time.Duration) error {
+	l.mu.Lock()
+	rounds, stopped := l.rounds, maps.Clone(l.stopped)
+	l.mu.Unlock()
+	if rounds == 0 {
+		return nil
+	}
+	last := l.roundTime(rounds - 1)
+	deadline := time.Now().Add(within)
+	for i := range l.opts.VDPs {
+		if _, ok := stopped[i]; ok {
+			continue
+		}
+		for {
+			var got struct {
+				Data []point `json:"data"`
+			}
+			if err := l.do(ctx, "GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=%s&max=1", l.opts.ProjectID, l.output(i)), "", &got); err != nil {
+				return err
+			}
+			if len(got.Data) == 1 && !got.Data[0].Time.Before(last) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("load: %s has not calculated round %d within %s", l.output(i), rounds-1, within)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return nil
+}
 
 // Verdict is what Verify found.
 type Verdict struct {

@@ -31,6 +31,18 @@ const nodeStartTimeout = 90 * time.Second
 // data directory dir and extra environment (BDP_OPERATOR_TOKEN, say), and
 // returns once it serves HTTP.
 func StartNode(ctx context.Context, bin string, s *Services, name, dir string, extra ...string) (*Node, error) {
+	return startNode(ctx, bin, s.Env(), name, dir, extra...)
+}
+
+// StartSingle runs bin serve as one node, not a member of the cluster, on
+// the cluster's database only (its own embedded broker and object store):
+// the single mode that cluster mode is measured against.
+func StartSingle(ctx context.Context, bin string, s *Services, name, dir string, extra ...string) (*Node, error) {
+	return startNode(ctx, bin, []string{"BDP_DATABASE_URL=" + s.DatabaseURL, "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_S3_ADDR=127.0.0.1:0"},
+		name, dir, extra...)
+}
+
+func startNode(ctx context.Context, bin string, env []string, name, dir string, extra ...string) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -42,7 +54,7 @@ func StartNode(ctx context.Context, bin string, s *Services, name, dir string, e
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(append(os.Environ(), s.Env()...), append([]string{"BDP_NODE_ID=" + name,
+	cmd.Env = append(append(os.Environ(), env...), append([]string{"BDP_NODE_ID=" + name,
 		"BDP_HTTP_ADDR=127.0.0.1:0", "BDP_CLUSTER_ADDR=127.0.0.1:0", "BDP_DATA_DIR=" + dir}, extra...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
