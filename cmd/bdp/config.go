@@ -270,15 +270,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	default:
 		bad("BDP_LOG_LEVEL", errors.New("must be debug, info, warn or error"))
 	}
-	if b := get("BDP_KAFKA_BROKERS"); b != "" {
-		for _, a := range strings.Split(b, ",") {
-			a = strings.TrimSpace(a)
-			if _, _, err := net.SplitHostPort(a); err != nil {
-				bad("BDP_KAFKA_BROKERS", fmt.Errorf("%q is not host:port", a))
-				break
-			}
-			c.KafkaBrokers = append(c.KafkaBrokers, a)
-		}
+	if c.KafkaBrokers, err = hostPorts(get("BDP_KAFKA_BROKERS")); err != nil {
+		bad("BDP_KAFKA_BROKERS", err)
 	}
 	c.KafkaTopic, c.KafkaGroup = get("BDP_KAFKA_TOPIC"), get("BDP_KAFKA_GROUP")
 	// Kafka's own rule for topic names; the DLQ topic adds ".dlq".
@@ -323,6 +316,23 @@ var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,245}$`)
 // secretVars are the variables whose values an error must not repeat.
 var secretVars = map[string]bool{"BDP_DATABASE_URL": true, "BDP_OPERATOR_TOKEN": true, "BDP_TOKEN_SECRET": true,
 	"BDP_MQTT_ADMIN_PASSWORD": true, "BDP_S3_SECRET_KEY": true}
+
+// hostPorts splits a comma-separated list of host:port addresses; empty
+// is none.
+func hostPorts(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, a := range strings.Split(list, ",") {
+		a = strings.TrimSpace(a)
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("%q is not host:port", a)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
 
 // checkMQTTURL accepts tcp://host:port (or mqtt://), nothing more.
 func checkMQTTURL(s string) error {

@@ -40,13 +40,10 @@ func loadClusterConfig(c *config, get func(string) string, bad func(string, erro
 		return
 	}
 	cc := cluster.Config{Name: get("BDP_CLUSTER_NAME"), NodeID: c.NodeID, AdvertisedHost: get("BDP_CLUSTER_ADVERTISE")}
-	for _, e := range strings.Split(endpoints, ",") {
-		e = strings.TrimSpace(e)
-		if _, _, err := net.SplitHostPort(e); err != nil {
-			bad("BDP_CLUSTER_ETCD", fmt.Errorf("%q is not host:port", e))
-			return
-		}
-		cc.Etcd = append(cc.Etcd, e)
+	var err error
+	if cc.Etcd, err = hostPorts(endpoints); err != nil {
+		bad("BDP_CLUSTER_ETCD", err)
+		return
 	}
 	host, port, err := net.SplitHostPort(get("BDP_CLUSTER_ADDR"))
 	p, perr := strconv.Atoi(port)

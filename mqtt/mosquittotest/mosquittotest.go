@@ -88,20 +88,7 @@ func Run(dir string) (*Broker, error) {
 }
 
 // Close stops a broker of Run.
-func (b *Broker) Close() {
-	select {
-	case <-b.done:
-		return
-	default:
-	}
-	_ = b.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-b.done:
-	case <-time.After(5 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-}
+func (b *Broker) Close() { b.interrupt() }
 
 // Plugin returns the path of the dynamic-security plugin, failing the test
 // with what to do when mosquitto is not installed.
@@ -190,18 +177,8 @@ func (b *Broker) Resume(t testing.TB) {
 }
 
 func (b *Broker) terminate(t testing.TB) {
-	select {
-	case <-b.done:
-		return
-	default:
-	}
-	_ = b.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-b.done:
-	case <-time.After(5 * time.Second):
+	if !b.interrupt() {
 		t.Errorf("mosquittotest: mosquitto did not stop within 5 s of SIGINT; killed")
-		_ = b.cmd.Process.Kill()
-		<-b.done
 	}
 }
 
@@ -300,4 +277,22 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// interrupt stops mosquitto with SIGINT, or kills it after 5 s (false).
+func (b *Broker) interrupt() bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+	}
+	_ = b.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-b.done:
+		return true
+	case <-time.After(5 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-b.done
+		return false
+	}
 }
