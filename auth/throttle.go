@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // ThrottleConfig sets how many failed password checks are tolerated. Zero
@@ -29,6 +30,16 @@ type ThrottleConfig struct {
 	MaxKeys int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnFailure, when set, is told every failure counted by Done, with
+	// the account and address as counted (AccountKey, AddressKey), so that
+	// other processes can count it too (Share). It runs on the login's
+	// goroutine after the count, outside the throttle's lock, and must not
+	// block. RecordRemote does not call it: a notice goes around once.
+	OnFailure func(account string, addr netip.Addr)
+	// OnReset, when set, is told when a successful login cleared its
+	// account's failures (not when there were none to clear), so that the
+	// other processes clear theirs. Same rules as OnFailure.
+	OnReset func(account string)
 }
 
 // Default limits of ThrottleConfig.
@@ -75,7 +86,9 @@ const throttleSlots = 10
 // address (HTTP Basic, the token grant, and MQTT CONNECT later). Callers
 // ask Check before looking at the credentials at all (a cached correct
 // password is refused as well while throttled), then Begin before the slow
-// verification and Done with its outcome. Safe for concurrent use.
+// verification and Done with its outcome. Safe for concurrent use. Its
+// counts are this process's; a Share adds the other processes' of the
+// same database.
 type Throttle struct {
 	cfg     ThrottleConfig
 	slotLen time.Duration
@@ -139,6 +152,9 @@ func (t *Throttle) Check(account string, addr netip.Addr) error {
 type Attempt struct {
 	t        *Throttle
 	acc, adr uint64
+	// The keys themselves, for the hooks only.
+	account string
+	addr    netip.Addr
 }
 
 // Begin admits a verification for account and addr, or refuses it with a
@@ -147,7 +163,8 @@ type Attempt struct {
 // them waits (until ctx ends) for those in progress to finish: if they
 // fail it is refused, if they succeed it goes ahead.
 func (t *Throttle) Begin(ctx context.Context, account string, addr netip.Addr) (*Attempt, error) {
-	acc, adr := t.keys(account, addr)
+	account, addr = AccountKey(account), AddressKey(addr)
+	acc, adr := t.hashes(account, addr)
 	for {
 		slot, now := t.now()
 		t.mu.Lock()
@@ -160,7 +177,7 @@ func (t *Throttle) Begin(ctx context.Context, account string, addr netip.Addr) (
 			a.pending++
 			b.pending++
 			t.mu.Unlock()
-			return &Attempt{t: t, acc: acc, adr: adr}, nil
+			return &Attempt{t: t, acc: acc, adr: adr, account: account, addr: addr}, nil
 		}
 		changed := t.changed
 		t.mu.Unlock()
@@ -176,14 +193,46 @@ func (t *Throttle) Begin(ctx context.Context, account string, addr netip.Addr) (
 // address; a success forgets the account's failures (not the address's,
 // or one good login would reset a guesser's count).
 func (a *Attempt) Done(ok bool) {
+	cleared := false
 	a.end(func(acc, adr *failureCount) {
 		if ok {
+			cleared = acc.total() > 0
 			acc.counts = [throttleSlots]int32{}
 		} else {
 			acc.counts[mod(acc.newest)]++
 			adr.counts[mod(adr.newest)]++
 		}
 	})
+	cfg := &a.t.cfg
+	switch {
+	case !ok && cfg.OnFailure != nil:
+		cfg.OnFailure(a.account, a.addr)
+	case cleared && cfg.OnReset != nil:
+		cfg.OnReset(a.account)
+	}
+}
+
+// RecordRemote counts a failure another process saw (Share) in the
+// current slot, as if it had happened here now. It tells no hook.
+func (t *Throttle) RecordRemote(account string, addr netip.Addr) {
+	acc, adr := t.keys(account, addr)
+	slot, _ := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, b := t.entry(t.accounts, acc, slot), t.entry(t.addresses, adr, slot)
+	a.counts[mod(a.newest)]++
+	b.counts[mod(b.newest)]++
+}
+
+// ResetRemote clears the failures of an account that logged in
+// successfully through another process (Share). It tells no hook.
+func (t *Throttle) ResetRemote(account string) {
+	acc := maphash.String(t.seed, AccountKey(account))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f := t.accounts[acc]; f != nil {
+		f.counts = [throttleSlots]int32{}
+	}
 }
 
 // Cancel ends an attempt that could not be verified (the user store
@@ -289,19 +338,52 @@ func (t *Throttle) evict(m map[uint64]*failureCount, slot int64) {
 	}
 }
 
-// keys hashes the account (lowercased, as emails are matched) and the
-// address (IPv6 reduced to its /64), so an entry's size does not depend on
-// what a client sends.
-func (t *Throttle) keys(account string, addr netip.Addr) (acc, adr uint64) {
-	acc = maphash.String(t.seed, strings.ToLower(account))
+// MaxAccountKey is the longest account key in bytes: an email's limit
+// (254), above every real account (MQTT keys are at most 69). Longer
+// names, which can only fail, are counted by their first 254 bytes, so a
+// key always fits in a notice to the other processes (Share).
+const MaxAccountKey = 254
+
+// AccountKey is account as the throttle counts it: lowercased, as emails
+// are matched, and clipped to MaxAccountKey bytes at a character
+// boundary. Lowercasing leaves valid UTF-8 (invalid bytes become U+FFFD)
+// except on its ASCII path, which is valid already. Applying it again
+// changes nothing.
+func AccountKey(account string) string {
+	account = strings.ToLower(account)
+	if len(account) <= MaxAccountKey {
+		return account
+	}
+	n := MaxAccountKey
+	for n > 0 && !utf8.RuneStart(account[n]) {
+		n--
+	}
+	return account[:n]
+}
+
+// AddressKey is addr as the throttle counts it: an IPv4-mapped address as
+// IPv4, an IPv6 address as its /64 (which one client usually owns whole),
+// without zone. Applying it again changes nothing.
+func AddressKey(addr netip.Addr) netip.Addr {
 	addr = addr.Unmap()
 	if addr.Is6() {
 		if p, err := addr.Prefix(64); err == nil {
 			addr = p.Addr()
 		}
 	}
+	return addr
+}
+
+// keys hashes the account and address keys, so an entry's size does not
+// depend on what a client sends.
+func (t *Throttle) keys(account string, addr netip.Addr) (acc, adr uint64) {
+	return t.hashes(AccountKey(account), AddressKey(addr))
+}
+
+// hashes is keys of keys already made by AccountKey and AddressKey.
+func (t *Throttle) hashes(account string, addr netip.Addr) (acc, adr uint64) {
 	b := addr.As16() // IPv4 as ::ffff:a.b.c.d; an invalid address is one key (zeros)
-	return acc, maphash.Bytes(t.seed, b[:])
+	return maphash.String(t.seed, account), maphash.Bytes(t.seed, b[:])
 }
 
 // failureCount holds one key's failures per slot of the window, and its

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openbdp/bdp/clock"
 )
@@ -267,4 +269,98 @@ func BenchmarkThrottleCheck(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The hooks hear of each failure counted and each reset that cleared
+// something, with the keys as counted, and of nothing else: remote
+// counts are not told again, or a notice would go around for ever.
+func TestThrottleHooks(t *testing.T) {
+	ada, v6 := "ada@acme.test", netip.MustParseAddr("2001:db8:1:2:3::4")
+	tests := []struct {
+		name string
+		run  func(th *Throttle)
+		want []string
+	}{
+		{"a failure, keyed as counted", func(th *Throttle) { fail(t, th, "Ada@Acme.TEST", v6) },
+			[]string{"failure ada@acme.test 2001:db8:1:2::"}},
+		{"an IPv4-mapped address", func(th *Throttle) { fail(t, th, ada, netip.MustParseAddr("::ffff:10.1.2.3")) },
+			[]string{"failure ada@acme.test 10.1.2.3"}},
+		{"a success clearing failures", func(th *Throttle) { fail(t, th, ada, loopback); done(t, th, ada, true) },
+			[]string{"failure ada@acme.test 127.0.0.1", "reset ada@acme.test"}},
+		{"a success with none to clear", func(th *Throttle) { done(t, th, ada, true) }, nil},
+		{"a success clearing remote failures", func(th *Throttle) { th.RecordRemote(ada, loopback); done(t, th, ada, true) },
+			[]string{"reset ada@acme.test"}},
+		{"a cancelled attempt", func(th *Throttle) {
+			a, err := th.Begin(context.Background(), ada, loopback)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Cancel()
+		}, nil},
+		{"remote failures and resets", func(th *Throttle) { th.RecordRemote(ada, loopback); th.ResetRemote(ada) }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			th, _ := newTestThrottle(t, ThrottleConfig{
+				OnFailure: func(account string, addr netip.Addr) { got = append(got, "failure "+account+" "+addr.String()) },
+				OnReset:   func(account string) { got = append(got, "reset "+account) },
+			})
+			tt.run(th)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("hooks told %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func done(t *testing.T, th *Throttle, account string, ok bool) {
+	t.Helper()
+	a, err := th.Begin(context.Background(), account, loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Done(ok)
+}
+
+// Failures recorded for another process count as local ones, in the
+// current slot, and age out alike; a remote reset clears the account's
+// count, not the address's.
+func TestThrottleRemoteFailures(t *testing.T) {
+	th, clk := newTestThrottle(t, ThrottleConfig{AccountFailures: 3, AddressFailures: 4, Window: 10 * time.Second})
+	for range 3 {
+		th.RecordRemote("ADA@acme.test", netip.MustParseAddr("2001:db8::1"))
+	}
+	if r := throttled(t, th.Check("ada@acme.test", loopback)); r.Scope != ScopeAccount || r.RetryAfter != 10*time.Second {
+		t.Fatalf("refusal %+v, want the account's for 10s", r)
+	}
+	th.ResetRemote("ada@acme.test")
+	if err := th.Check("ada@acme.test", loopback); err != nil {
+		t.Fatalf("refused after a remote reset: %v", err)
+	}
+	fail(t, th, "bob@acme.test", netip.MustParseAddr("2001:db8::2")) // the same /64: its fourth
+	throttled(t, th.Check("carol@acme.test", netip.MustParseAddr("2001:db8::3")))
+	clk.Advance(10 * time.Second)
+	if err := th.Check("carol@acme.test", netip.MustParseAddr("2001:db8::3")); err != nil {
+		t.Fatalf("remote failures never aged out: %v", err)
+	}
+}
+
+// Account keys are bounded, valid UTF-8 when clipped, and stable, so a
+// key published by one process counts as the same key in another.
+func TestAccountKey(t *testing.T) {
+	long := strings.Repeat("é", MaxAccountKey) // 2 bytes each
+	tests := []struct{ in, want string }{
+		{"Ada@Acme.TEST", "ada@acme.test"},
+		{"mqtt\x00Edge-7", "mqtt\x00edge-7"},
+		{strings.Repeat("A", MaxAccountKey+9), strings.Repeat("a", MaxAccountKey)},
+		{"x" + long, "x" + long[:MaxAccountKey-2]}, // not inside a character
+		{"\xffA", "\ufffda"},
+	}
+	for _, tt := range tests {
+		got := AccountKey(tt.in)
+		if got != tt.want || len(got) > MaxAccountKey || !utf8.ValidString(got) || AccountKey(got) != got {
+			t.Errorf("AccountKey(%.20q) = %.20q (%d bytes), want %.20q, valid and stable", tt.in, got, len(got), tt.want)
+		}
+	}
 }
