@@ -16,7 +16,12 @@ import (
 // 5): what a crash between the object store and the file rows leaves
 // behind is found here and handed to package files, which owns the
 // objects. Every change of a space's rows goes through lockUsage, like
-// the uploads of store/files.go.
+// the uploads of store/files.go. Other processes may be uploading to the
+// same database and store meanwhile (the nodes of a cluster): what the
+// repair takes for a leftover is what a dead process's reservation holds,
+// or what no row refers to in a snapshot taken after the store was
+// listed, and a row is taken for one without object only when it was
+// written before the listing began.
 
 // FileOwner is a company or project space, as object keys name it.
 type FileOwner struct {
@@ -77,23 +82,31 @@ func (s *Store) FileOwnerExists(ctx context.Context, owner FileOwner) (bool, err
 // staleBatch is how many stale reservations one round releases.
 const staleBatch = 500
 
-// ReleaseStaleReservations releases every reservation made before before:
-// an upload of a process that ended without committing or releasing it
-// (a crash). Each gives its quota back under its space's usage lock, as
+// ReleaseStaleReservations releases the reservations of uploads that can
+// no longer end: those of an incarnation whose lock no session holds (its
+// process is dead, however recently it made them), and those without an
+// incarnation made before before (made before migration 00019, or by a
+// process without one, such as the one that ran before a restart). The
+// uploads of live processes, on this node or another, are left alone.
+// Each gives its quota back under its space's usage lock, as
 // ReleaseUpload does. It returns them, so that the caller deletes their
 // objects, which may be whole, partial or missing.
 func (s *Store) ReleaseStaleReservations(ctx context.Context, before time.Time) ([]Reservation, error) {
 	var released []Reservation
 	for {
-		rows, err := s.pool.Query(ctx, `SELECT id, space, owner_id, path, size_bytes, replace, object_key
-			FROM file_reservations WHERE created_at < $1 ORDER BY id LIMIT $2`, before, staleBatch)
+		rows, err := s.pool.Query(ctx, `
+			WITH live AS MATERIALIZED (`+liveIncarnations+`)
+			SELECT id, space, owner_id, path, size_bytes, replace, object_key, COALESCE(incarnation, 0)
+			FROM file_reservations
+			WHERE CASE WHEN incarnation IS NULL THEN created_at < $1 ELSE incarnation NOT IN (SELECT id FROM live) END
+			ORDER BY id LIMIT $2`, before, staleBatch)
 		if err != nil {
 			return released, translate(err, "file reservations")
 		}
 		batch, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Reservation, error) {
 			var r Reservation
 			var space string
-			err := row.Scan(&r.ID, &space, &r.OwnerID, &r.Path, &r.SizeBytes, &r.Replace, &r.ObjectKey)
+			err := row.Scan(&r.ID, &space, &r.OwnerID, &r.Path, &r.SizeBytes, &r.Replace, &r.ObjectKey, &r.Incarnation)
 			r.Space = FileSpace(space)
 			return r, err
 		})
@@ -110,6 +123,25 @@ func (s *Store) ReleaseStaleReservations(ctx context.Context, before time.Time) 
 			return released, nil
 		}
 	}
+}
+
+// LiveReservations counts the reservations of incarnations whose lock a
+// session holds: uploads in flight of running processes, which the
+// repair leaves alone.
+func (s *Store) LiveReservations(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH live AS MATERIALIZED (`+liveIncarnations+`)
+		SELECT count(*) FROM file_reservations WHERE incarnation IN (SELECT id FROM live)`).Scan(&n)
+	return n, translate(err, "file reservations")
+}
+
+// Reserved tells whether a reservation writes to objectKey: an upload in
+// flight, whose object or multipart upload is no leftover, or one that
+// ReleaseStaleReservations has not released.
+func (s *Store) Reserved(ctx context.Context, objectKey string) (bool, error) {
+	var reserved bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM file_reservations WHERE object_key = $1)`, objectKey).Scan(&reserved)
+	return reserved, translate(err, "file reservations")
 }
 
 // UsageCorrection is a space whose file_usage did not match its files and
@@ -185,7 +217,10 @@ func (s *Store) RecountFileUsage(ctx context.Context) ([]UsageCorrection, error)
 // comparison depends on the order the store lists them in. Add the keys,
 // then ask; Close ends it.
 type ObjectInventory struct {
-	conn     *pgxpool.Conn
+	conn *pgxpool.Conn
+	// began is when the inventory began, by the database's clock: see
+	// rowsBefore.
+	began    time.Time
 	keys     []string
 	modified []time.Time
 	spaces   []*string
@@ -197,6 +232,9 @@ type ObjectInventory struct {
 const inventoryBatch = 1000
 
 // NewObjectInventory starts an empty inventory on a connection of its own.
+// Start it before listing the store: it notes when it began, so that a
+// file committed after that, whose object the listing may have passed
+// before it was stored, is never taken for a file without object.
 func (s *Store) NewObjectInventory(ctx context.Context) (*ObjectInventory, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -213,7 +251,30 @@ func (s *Store) NewObjectInventory(ctx context.Context) (*ObjectInventory, error
 		conn.Release()
 		return nil, fmt.Errorf("object inventory: %w", err)
 	}
-	return &ObjectInventory{conn: conn}, nil
+	inv := &ObjectInventory{conn: conn}
+	if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&inv.began); err != nil {
+		inv.Close()
+		return nil, fmt.Errorf("object inventory: %w", err)
+	}
+	return inv, nil
+}
+
+// rowsBefore is the earlier of before and when the inventory began. A
+// file row is written (its updated_at: the start of the commit's
+// transaction, by the database's clock) only once its object is stored,
+// so the object of a row written before the inventory began was in the
+// store before the listing started, and is listed if it exists. A row
+// written later, by another node or this process, may have an object
+// that the listing missed.
+func (inv *ObjectInventory) rowsBefore(before time.Time) time.Time {
+	return minTime(before, inv.began)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // Close drops the inventory and gives its connection back.
@@ -293,7 +354,11 @@ func (inv *ObjectInventory) GoneOwners(ctx context.Context) ([]FileOwner, error)
 // no file row and no reservation refers to: the bytes of an upload that
 // crashed before its commit, or of a file deleted while its object stayed.
 // Objects of owners that no longer exist are left to GoneOwners. each
-// must not use the inventory.
+// must not use the inventory. This holds with other nodes uploading: an
+// upload's reservation commits before its first byte reaches the store,
+// and its file row replaces the reservation in one transaction, so an
+// object listed earlier that no row refers to in this query's snapshot
+// belongs to no upload in flight anywhere (keys are never reused).
 func (inv *ObjectInventory) Orphans(ctx context.Context, before time.Time, each func(key string) error) error {
 	if err := inv.flush(ctx); err != nil {
 		return err
@@ -329,12 +394,13 @@ func (inv *ObjectInventory) Orphans(ctx context.Context, before time.Time, each 
 const missingWhere = `space = $1 AND owner_id = $2 AND updated_at < $3
 	AND NOT EXISTS (SELECT 1 FROM object_inventory o WHERE o.key = files.object_key)`
 
-// FilesWithoutObject counts the file rows last written before before whose
-// object the inventory does not hold.
+// FilesWithoutObject counts the file rows last written before before, and
+// before the inventory began, whose object the inventory does not hold.
 func (inv *ObjectInventory) FilesWithoutObject(ctx context.Context, before time.Time) (int64, error) {
 	if err := inv.flush(ctx); err != nil {
 		return 0, err
 	}
+	before = inv.rowsBefore(before)
 	var n int64
 	err := inv.conn.QueryRow(ctx, `SELECT count(*) FROM files WHERE updated_at < $1
 		AND NOT EXISTS (SELECT 1 FROM object_inventory o WHERE o.key = files.object_key)`, before).Scan(&n)
@@ -345,15 +411,17 @@ func (inv *ObjectInventory) FilesWithoutObject(ctx context.Context, before time.
 }
 
 // RemoveFilesWithoutObject deletes the file rows last written before
-// before whose object the inventory does not hold (the store lost it, or
-// a row outlived its object) and gives their quota back, space by space
-// under the usage lock. each is called with every file removed; it must
-// not use the inventory. The inventory must hold the whole listing of
-// the store: a key missing from it removes its file.
+// before, and before the inventory began, whose object the inventory does
+// not hold (the store lost it, or a row outlived its object) and gives
+// their quota back, space by space under the usage lock. each is called
+// with every file removed; it must not use the inventory. The inventory
+// must hold the whole listing of the store: a key missing from it removes
+// its file.
 func (inv *ObjectInventory) RemoveFilesWithoutObject(ctx context.Context, before time.Time, each func(File)) (int64, error) {
 	if err := inv.flush(ctx); err != nil {
 		return 0, err
 	}
+	before = inv.rowsBefore(before)
 	rows, err := inv.conn.Query(ctx, `SELECT DISTINCT space, owner_id FROM files WHERE updated_at < $1
 		AND NOT EXISTS (SELECT 1 FROM object_inventory o WHERE o.key = files.object_key) ORDER BY 1, 2`, before)
 	if err != nil {

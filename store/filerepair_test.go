@@ -191,8 +191,11 @@ func TestObjectInventory(t *testing.T) {
 	if want := []string{orphan, odd}; !slices.Equal(orphans, want) {
 		t.Fatalf("orphans %v, want %v (not the fresh one, the live ones or the gone owner's)", orphans, want)
 	}
+	// A file committed after the inventory began: the listing may have
+	// passed its key before its object was stored.
+	late, _ := upload(t, s, FileSpaceProject, p, "late", 5, false)
 	if n, err := inv.FilesWithoutObject(ctx, cutoff); err != nil || n != 2 {
-		t.Fatalf("files without object: %d, %v; want 2", n, err)
+		t.Fatalf("files without object: %d, %v; want 2 (not the file committed after the inventory began)", n, err)
 	}
 	// A row written after the cut-off is never removed, whatever the listing says.
 	if n, err := inv.FilesWithoutObject(ctx, old); err != nil || n != 0 {
@@ -209,7 +212,12 @@ func TestObjectInventory(t *testing.T) {
 	if _, err := s.GetFile(ctx, FileSpaceProject, p, "lost"); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("lost file still there: %v", err)
 	}
-	wantQuota(t, s, FileSpaceProject, p, 2, 110) // kept and the pending upload
+	wantQuota(t, s, FileSpaceProject, p, 3, 115) // kept, late and the pending upload
+	for key, want := range map[string]bool{pending.ObjectKey: true, kept.ObjectKey: false, orphan: false} {
+		if got, err := s.Reserved(ctx, key); err != nil || got != want {
+			t.Fatalf("Reserved(%s): %v, %v; want %v", key, got, err, want)
+		}
+	}
 	wantQuota(t, s, FileSpaceCompany, co, 0, 0)
 
 	// The inventory's table is per session and gone after Close: a second
@@ -220,8 +228,11 @@ func TestObjectInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inv2.Close()
-	if n, err := inv2.FilesWithoutObject(ctx, cutoff); err != nil || n != 1 {
-		t.Fatalf("files without object in an empty inventory: %d, %v; want 1 (kept)", n, err)
+	if n, err := inv2.FilesWithoutObject(ctx, cutoff); err != nil || n != 2 {
+		t.Fatalf("files without object in an empty inventory: %d, %v; want 2 (kept, late)", n, err)
+	}
+	if _, err := s.GetFile(ctx, FileSpaceProject, late.OwnerID, late.Path); err != nil {
+		t.Fatal(err)
 	}
 
 	exists, err := s.FileOwnerExists(ctx, FileOwner{FileSpaceProject, gone})
@@ -232,4 +243,65 @@ func TestObjectInventory(t *testing.T) {
 	if err != nil || !exists {
 		t.Fatalf("company exists: %v, %v", exists, err)
 	}
+}
+
+// With several processes on one database, a reservation is stale when
+// its process is dead, whenever it was made; one without an incarnation
+// (before migration 00019, or a tool's) when it is older than the cut-off.
+func TestReleaseStaleReservationsOfDeadIncarnations(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	_, p, _ := companyWithProject(t, s, "acme")
+	alive := startIncarnation(t, s, time.Hour)
+	gone := startIncarnation(t, s, time.Hour)
+	cases := []struct {
+		name     string
+		inc      *Incarnation
+		old      bool
+		released bool
+	}{
+		{"live process, recent", alive, false, false},
+		{"live process, before the cut-off", alive, true, false},
+		{"dead process, recent", gone, false, true},
+		{"dead process, before the cut-off", gone, true, true},
+		{"no incarnation, recent", nil, false, false},
+		{"no incarnation, before the cut-off", nil, true, true},
+	}
+	var want []string
+	for _, tc := range cases {
+		r, err := s.ReserveUploadAs(ctx, tc.inc, FileSpaceProject, p, tc.name, 10, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.inc != nil && r.Incarnation != tc.inc.ID() {
+			t.Fatalf("%s: reservation of incarnation %d, want %d", tc.name, r.Incarnation, tc.inc.ID())
+		}
+		if tc.old {
+			age(t, s, r, time.Hour)
+		}
+		if tc.released {
+			want = append(want, tc.name)
+		}
+	}
+	gone.Close()
+	waitFor(t, "dead", dead(s, gone.ID()))
+
+	released, err := s.ReleaseStaleReservations(ctx, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range released {
+		paths = append(paths, r.Path)
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("released %q, want %q", paths, want)
+	}
+	if released[0].Incarnation != gone.ID() || released[2].Incarnation != 0 {
+		t.Fatalf("released %+v: want the incarnations they were made by", released)
+	}
+	if n, err := s.LiveReservations(ctx); err != nil || n != 2 {
+		t.Fatalf("live reservations: %d, %v; want the live process's 2", n, err)
+	}
+	wantQuota(t, s, FileSpaceProject, p, 3, 30)
 }

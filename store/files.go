@@ -52,6 +52,9 @@ type Reservation struct {
 	SizeBytes int64
 	Replace   bool
 	ObjectKey string
+	// Incarnation is the process that made it (ReserveUploadAs); 0 for
+	// none. The start-up repair releases it only once that process is dead.
+	Incarnation int64
 }
 
 // QuotaUsage is a count of files and bytes.
@@ -138,8 +141,19 @@ func lockUsage(ctx context.Context, tx pgx.Tx, space FileSpace, ownerID int64) (
 // per-file limit, the file count or the remaining space it answers
 // TooLarge (413) naming the limit. One upload per path at a time
 // (Conflict), so a replace's difference is measured against a file that
-// cannot change underneath it.
+// cannot change underneath it. The reservation names no incarnation: the
+// start-up repair releases it once it is older than the repairing
+// process (ReleaseStaleReservations), so only a process that is alone on
+// its database should upload this way.
 func (s *Store) ReserveUpload(ctx context.Context, space FileSpace, ownerID int64, path string, size int64, replace bool) (Reservation, error) {
+	return s.ReserveUploadAs(ctx, nil, space, ownerID, path, size, replace)
+}
+
+// ReserveUploadAs is ReserveUpload for an upload of the process of inc
+// (nil: none), which the reservation records: no other process's repair
+// releases it while inc's lock is held.
+func (s *Store) ReserveUploadAs(ctx context.Context, inc *Incarnation, space FileSpace, ownerID int64, path string, size int64,
+	replace bool) (Reservation, error) {
 	if err := space.check(); err != nil {
 		return Reservation{}, err
 	}
@@ -147,6 +161,11 @@ func (s *Store) ReserveUpload(ctx context.Context, space FileSpace, ownerID int6
 		return Reservation{}, fault.Invalidf("invalid file size %d", size)
 	}
 	r := Reservation{Space: space, OwnerID: ownerID, Path: path, SizeBytes: size, Replace: replace}
+	var incarnation *int64 // NULL without one
+	if inc != nil {
+		r.Incarnation = inc.ID()
+		incarnation = &r.Incarnation
+	}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		lim, used, err := lockUsage(ctx, tx, space, ownerID)
 		if err != nil {
@@ -191,10 +210,11 @@ func (s *Store) ReserveUpload(ctx context.Context, space FileSpace, ownerID int6
 				bytes, max(0, lim.SpaceBytes-used.SpaceBytes), lim.SpaceBytes)
 		}
 		if err := tx.QueryRow(ctx, `
-			INSERT INTO file_reservations (space, owner_id, path, size_bytes, replace, files, bytes, object_key)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8 || gen_random_uuid()::text)
+			INSERT INTO file_reservations (space, owner_id, path, size_bytes, replace, files, bytes, object_key, incarnation)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8 || gen_random_uuid()::text, $9)
 			RETURNING id, object_key`,
-			string(space), ownerID, path, size, replace, files, bytes, fmt.Sprintf("%s/%d/", space, ownerID)).Scan(&r.ID, &r.ObjectKey); err != nil {
+			string(space), ownerID, path, size, replace, files, bytes, fmt.Sprintf("%s/%d/", space, ownerID), incarnation).
+			Scan(&r.ID, &r.ObjectKey); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE file_usage SET files = files + $3, space_bytes = space_bytes + $4
