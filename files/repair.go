@@ -12,12 +12,15 @@ import (
 
 // RepairReport counts what Repair found and did.
 type RepairReport struct {
-	// StaleReservations are uploads a previous process began and never
-	// ended (a crash): their quota given back, their objects deleted.
+	// StaleReservations are uploads a dead process began and never ended
+	// (a crash): their quota given back, their objects deleted.
 	StaleReservations int
-	// UploadsAborted are multipart uploads begun before the start and
-	// never completed (a Put of unknown length cut off by a crash): their
-	// parts, which no object listing shows, deleted.
+	// LiveUploads are uploads in flight of running processes, this node's
+	// or others' (their incarnation's lock held): left alone.
+	LiveUploads int
+	// UploadsAborted are multipart uploads of dead uploads (a Put of
+	// unknown length cut off by a crash): their parts, which no object
+	// listing shows, deleted.
 	UploadsAborted int
 	// ObjectsListed is how many objects the store holds under company/
 	// and project/.
@@ -44,6 +47,7 @@ type RepairReport struct {
 func (r RepairReport) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Int("stale_reservations", r.StaleReservations),
+		slog.Int("live_uploads", r.LiveUploads),
 		slog.Int("uploads_aborted", r.UploadsAborted),
 		slog.Int64("objects_listed", r.ObjectsListed),
 		slog.Int("owners_deleted", r.OwnersDeleted),
@@ -55,14 +59,18 @@ func (r RepairReport) LogValue() slog.Value {
 }
 
 // repair makes the object store and the file rows agree again after a
-// crash: it releases the reservations made before cutoff and deletes
-// their objects, deletes the objects of owners that no longer exist and
-// the objects modified before cutoff that no row or reservation refers
-// to, removes the rows last written before cutoff whose object is
-// missing, and recounts every space's used quota. Anything newer than
-// cutoff is an upload of the running process and is left alone. The
-// store's keys are listed into the database (store.ObjectInventory), so
-// memory stays flat however many objects there are.
+// crash: it releases the reservations of dead processes (their
+// incarnation's lock free; without an incarnation, made before cutoff)
+// and deletes their objects and multipart uploads, aborts the other
+// multipart uploads begun before cutoff that no reservation writes,
+// deletes the objects of owners that no longer exist and the objects
+// modified before cutoff that no row or reservation refers to, removes
+// the rows last written before cutoff and before the listing whose object
+// is missing, and recounts every space's used quota. What live processes
+// upload meanwhile, on this node or on others of a cluster, is left
+// alone: their reservations stand, and so everything written under them.
+// The store's keys are listed into the database (store.ObjectInventory),
+// so memory stays flat however many objects there are.
 func repair(ctx context.Context, st *store.Store, objects *Objects, log *slog.Logger, cutoff time.Time) (RepairReport, error) {
 	var rep RepairReport
 	// S3 listings give times to the second (RFC 3339): an object or upload
@@ -75,25 +83,40 @@ func repair(ctx context.Context, st *store.Store, objects *Objects, log *slog.Lo
 		return rep, fmt.Errorf("repair: %w", err)
 	}
 	for _, r := range stale {
-		log.Info("released the upload of a crashed process", slog.String("space", string(r.Space)),
-			slog.Int64("owner_id", r.OwnerID), slog.String("path", r.Path), slog.String("object_key", r.ObjectKey))
+		log.Info("released the upload of a dead process", slog.String("space", string(r.Space)),
+			slog.Int64("owner_id", r.OwnerID), slog.String("path", r.Path), slog.String("object_key", r.ObjectKey),
+			slog.Int64("incarnation", r.Incarnation))
 		if err := objects.Delete(ctx, r.ObjectKey); err != nil {
 			return rep, fmt.Errorf("repair: %w", err)
 		}
 		// Its Put is dead however recently it stored a part: its key is
 		// its own, so every upload to it goes.
-		n, err := objects.abortUploads(ctx, r.ObjectKey, func(time.Time) bool { return true })
+		n, err := objects.abortUploads(ctx, r.ObjectKey, func(string, time.Time) (bool, error) { return true, nil })
 		rep.UploadsAborted += n
 		if err != nil {
 			return rep, fmt.Errorf("repair: %w", err)
 		}
+	}
+	if rep.LiveUploads, err = st.LiveReservations(ctx); err != nil {
+		return rep, fmt.Errorf("repair: %w", err)
 	}
 
 	// The parts of bdp's space in the bucket; the repair never looks at,
 	// let alone deletes, anything else.
 	prefixes := []string{string(store.FileSpaceCompany) + "/", string(store.FileSpaceProject) + "/"}
 	for _, prefix := range prefixes {
-		n, err := objects.abortUploads(ctx, prefix, func(initiated time.Time) bool { return initiated.Before(storeCutoff) })
+		// A Put begins its multipart upload only once its reservation
+		// has committed, and completes or aborts it before the
+		// reservation goes: one whose key no reservation holds belongs
+		// to no upload in flight, on any node. (Those begun since this
+		// process started are left to the next start, as before.)
+		n, err := objects.abortUploads(ctx, prefix, func(key string, initiated time.Time) (bool, error) {
+			if !initiated.Before(storeCutoff) {
+				return false, nil
+			}
+			reserved, err := st.Reserved(ctx, key)
+			return !reserved, err
+		})
 		rep.UploadsAborted += n
 		if err != nil {
 			return rep, fmt.Errorf("repair: %w", err)
@@ -178,10 +201,11 @@ func repair(ctx context.Context, st *store.Store, objects *Objects, log *slog.Lo
 const uploadsPage = 1000
 
 // abortUploads aborts the multipart uploads under prefix that abort picks
-// by when they began (to the second, or the last part's write), and returns how many. Put aborts its own upload when
-// it fails, but not when the process dies: the parts stay in the store,
-// taking space, in no listing of objects.
-func (o *Objects) abortUploads(ctx context.Context, prefix string, abort func(initiated time.Time) bool) (int, error) {
+// by their key and when they began (to the second, or the last part's
+// write), and returns how many. Put aborts its own upload when it fails,
+// but not when the process dies: the parts stay in the store, taking
+// space, in no listing of objects.
+func (o *Objects) abortUploads(ctx context.Context, prefix string, abort func(key string, initiated time.Time) (bool, error)) (int, error) {
 	aborted := 0
 	keyMarker, idMarker := "", ""
 	for {
@@ -190,7 +214,11 @@ func (o *Objects) abortUploads(ctx context.Context, prefix string, abort func(in
 			return aborted, fmt.Errorf("list multipart uploads %s: %w", prefix, err)
 		}
 		for _, u := range page.Uploads {
-			if !abort(u.Initiated) {
+			pick, err := abort(u.Key, u.Initiated)
+			if err != nil {
+				return aborted, fmt.Errorf("multipart upload of %s: %w", u.Key, err)
+			}
+			if !pick {
 				continue
 			}
 			if err := o.core.AbortMultipartUpload(ctx, o.bucket, u.Key, u.UploadID); err != nil && !isNotFound(err) {
@@ -222,9 +250,11 @@ func deleteOwner(ctx context.Context, st *store.Store, objects *Objects, owner s
 
 // Repair makes the object store and the file rows agree after a crash
 // (see repair), with the Service's creation as the cut-off: bdp serve
-// calls it at start, before it serves HTTP, so that every reservation
-// and unreferenced object older than that is left over from a process
-// that ended.
+// calls it at start, before it serves HTTP. It releases the uploads of
+// dead processes only: those of an incarnation (WithIncarnation) once its
+// lock is free, whenever they began; those without one when they began
+// before the cut-off, which is safe only while no other process without
+// an incarnation uploads to the same database.
 func (s *Service) Repair(ctx context.Context) (RepairReport, error) {
 	return repair(ctx, s.store, s.objects, s.log, s.started)
 }

@@ -63,14 +63,33 @@ type Service struct {
 	objects *Objects
 	log     *slog.Logger
 	// started is when the Service was made, at the process's start:
-	// Repair leaves the reservations and objects of uploads since then
-	// alone.
+	// Repair leaves the reservations without incarnation and the objects
+	// of uploads since then alone.
 	started time.Time
+	// inc, when set, is recorded in every upload's reservation, so that
+	// no other node's Repair releases it while this process lives.
+	inc *store.Incarnation
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithIncarnation records inc, this process's incarnation, in every
+// upload the Service begins. Every process uploading to a database and
+// store that others upload to too (cluster mode) needs one; without, a
+// starting node's Repair releases the uploads begun before its start.
+// inc must stay open while uploads run (close it after HTTP has drained).
+func WithIncarnation(inc *store.Incarnation) Option {
+	return func(s *Service) { s.inc = inc }
 }
 
 // NewService makes the document store over st and obj.
-func NewService(st *store.Store, obj *Objects, log *slog.Logger) *Service {
-	return &Service{store: st, objects: obj, log: log, started: time.Now()}
+func NewService(st *store.Store, obj *Objects, log *slog.Logger, opts ...Option) *Service {
+	s := &Service{store: st, objects: obj, log: log, started: time.Now()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // UploadPath is the path of a file named name uploaded into folder (""
@@ -121,7 +140,7 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 		return store.File{}, err
 	}
 	if size.Exact {
-		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size.Bytes, replace)
+		r, err := s.store.ReserveUploadAs(ctx, s.inc, space, ownerID, path, size.Bytes, replace)
 		if err != nil {
 			return store.File{}, err
 		}
@@ -138,7 +157,7 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 	}
 	if len(first) <= ExactSizeUpTo {
 		size := int64(len(first))
-		r, err := s.store.ReserveUpload(ctx, space, ownerID, path, size, replace)
+		r, err := s.store.ReserveUploadAs(ctx, s.inc, space, ownerID, path, size, replace)
 		if err != nil {
 			return store.File{}, err
 		}
@@ -159,7 +178,7 @@ func (s *Service) Upload(ctx context.Context, space store.FileSpace, ownerID int
 	if size.Bytes > int64(len(first)) && size.Bytes < limit {
 		bound = size.Bytes
 	}
-	r, err := s.store.ReserveUpload(ctx, space, ownerID, path, bound, replace)
+	r, err := s.store.ReserveUploadAs(ctx, s.inc, space, ownerID, path, bound, replace)
 	if err != nil {
 		if fault.Is(err, fault.TooLarge) {
 			err = fault.Wrap(fault.TooLarge, err, fmt.Sprintf("%s (a file over %d bytes holds the request's Content-Length, "+
