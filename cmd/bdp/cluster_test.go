@@ -183,6 +183,26 @@ func TestServeCluster(t *testing.T) {
 	pid := companyProject(t, a, "cluster", "ops@cluster.test", "cluster-pw-12")
 	admin := basicAuth("ops@cluster.test", "cluster-pw-12")
 	nodes := []*server{a, b, c}
+	// Failed logins count on every node: ten spread over the three reach
+	// the account's limit (BDP_LOGIN_ACCOUNT_FAILURES, 10) on each. Three
+	// more tries on c find it throttled; on its own count (three
+	// failures, then up to six) it would not be.
+	guess := basicAuth("nobody@cluster.test", "a-wrong-guess")
+	for i := range 10 {
+		if status, body := nodes[i%3].request("GET", "/v2/user", guess, ""); status != 401 {
+			t.Fatalf("failed login %d: %d %s", i, status, body)
+		}
+	}
+	for try := 0; ; try++ {
+		status, body := c.request("GET", "/v2/user", guess, "")
+		if status == 429 {
+			break
+		}
+		if try == 2 {
+			t.Fatalf("c answers %d %s after ten failed logins over three nodes, want 429", status, body)
+		}
+		time.Sleep(500 * time.Millisecond) // the other nodes' notices are on their way
+	}
 	// The project's edge connection runs on one member (the owner of
 	// project/<id>), and moves with it. A simulated device serves it;
 	// setpoint writes, dry runs and the connection's state asked of the

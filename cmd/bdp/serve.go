@@ -127,7 +127,14 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	running.AddFunc("object store", stopFiles)
-	fileStore := files.NewService(st, objects, log)
+	// This process's incarnation: its uploads carry it, and no node's
+	// start-up repair releases them while its lock is held.
+	incarnation, err := st.StartIncarnation(ctx, log)
+	if err != nil {
+		return serving{}, fmt.Errorf("file store: %w", err)
+	}
+	running.AddFunc("incarnation", incarnation.Close)
+	fileStore := files.NewService(st, objects, log, files.WithIncarnation(incarnation))
 	// Before HTTP serves: what a crash left between the object store and
 	// the file rows. A failure is logged, not fatal: every step leaves
 	// both consistent, and the next start tries again.
@@ -180,11 +187,22 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	// HTTP and MQTT share the hasher (one bound on concurrent hashes) and
 	// the login throttle (one count of failures per address).
 	hasher := auth.NewHasher(auth.DefaultHashParams, 4)
-	throttle, err := auth.NewThrottle(auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures,
-		AddressFailures: cfg.LoginAddressFailures, Window: cfg.LoginFailureWindow})
+	// Failed logins are shared with the other processes on this database
+	// (NOTIFY on bdp_login_failures), so the limits hold across nodes.
+	loginShare := auth.NewShare(st, log)
+	throttleCfg := auth.ThrottleConfig{AccountFailures: cfg.LoginAccountFailures,
+		AddressFailures: cfg.LoginAddressFailures, Window: cfg.LoginFailureWindow}
+	loginShare.Hook(&throttleCfg)
+	throttle, err := auth.NewThrottle(throttleCfg)
 	if err != nil {
 		return serving{}, err
 	}
+	// WithoutCancel: sharing goes on while HTTP and MQTT drain; the part
+	// stops it, after them.
+	running.AddFunc("login failure sharing", loginShare.Start(context.WithoutCancel(ctx), throttle))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "bdp_auth_shared_failures_lost_total",
+		Help: "Failed-login notices not shared with the other processes (queue full or database error)."},
+		func() float64 { s := loginShare.Stats(); return float64(s.Dropped + s.Failed) }))
 	broker, stopMQTT, err := startMQTT(ctx, cfg, mqttParts{store: st, ingest: ingest, router: router, hasher: hasher,
 		throttle: throttle, registry: reg, log: log})
 	if err != nil {
