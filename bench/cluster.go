@@ -87,10 +87,20 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 			return nil, err
 		}
 	}
+	live, err := load.SubscribeLive(ctx, svc.MQTT.URL)
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
 	progress("cluster: steady feed, %d rounds", o.Rounds)
+	steadyFrom := load.Rounds()
 	if err := load.Feed(ctx, o.Rounds, o.Interval); err != nil {
 		return nil, err
 	}
+	if err := load.WaitCalculated(ctx, time.Minute); err != nil {
+		return nil, err
+	}
+	liveSteady := live.Ratio(steadyFrom, load.Rounds(), 10*time.Second)
 
 	// kill -9 of a while the feed goes on through b and c.
 	before, err := view(ctx, nodes["b"].HTTP)
@@ -101,6 +111,7 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 	progress("cluster: kill -9 of node a, which runs %d virtual datapoints", onA)
 	load.opts.HTTP = urls("a")
 	feedDone := make(chan error, 1)
+	failoverFrom := load.Rounds()
 	go func() { feedDone <- load.Feed(ctx, o.Rounds, o.Interval) }()
 	killed := time.Now()
 	nodes["a"].Kill()
@@ -111,13 +122,14 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 	if err := <-feedDone; err != nil {
 		return nil, err
 	}
-
-	// A tenth stopped through random nodes, then more rounds. Once what
-	// was uploaded is calculated: a stop drops what its actor has not
-	// calculated yet, and the verdict could not tell that from a loss.
 	if err := load.WaitCalculated(ctx, time.Minute); err != nil {
 		return nil, err
 	}
+	liveFailover := live.Ratio(failoverFrom, load.Rounds(), 10*time.Second)
+
+	// A tenth stopped through random nodes, then more rounds; once what
+	// was uploaded is calculated (above): a stop drops what its actor has
+	// not calculated yet, and the verdict could not tell that from a loss.
 	progress("cluster: stopping %d virtual datapoints through random nodes", o.VDPs/10)
 	for i := 0; i < o.VDPs; i += 10 {
 		if err := load.Run(ctx, i, false); err != nil {
@@ -185,6 +197,8 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 		"command_p99_ms":           round3(float64(load.CommandP99().Microseconds()) / 1000),
 		"moved_on_rejoin_fraction": round3(float64(rejoined.movedIn("a")) / float64(running)),
 		"cluster_vs_single_ratio":  round3(costRatio),
+		"live_ratio_steady":        round3(liveSteady),
+		"live_ratio_failover":      round3(liveFailover),
 		"moved_on_kill":            onA,
 		"nodes":                    3,
 		"vdps":                     o.VDPs,
@@ -308,7 +322,8 @@ func waitFailover(ctx context.Context, base string, total, moved int, killed tim
 }
 
 // clusterCost is what cluster mode costs one node: the same workload
-// (uploads as fast as they are answered, every output waited for) on one
+// (uploads by 8 clients, 25 sources × 20 rounds each, as fast as they
+// are answered, every output waited for) on one
 // node in cluster mode and on one node in single mode, on the same
 // services, one after the other; the ratio of their observations per
 // second (ingested and calculated).
@@ -337,7 +352,7 @@ func clusterCost(ctx context.Context, o ClusterOptions, svc *localcluster.Servic
 
 // costRun is one node's share of clusterCost.
 func costRun(ctx context.Context, o ClusterOptions, url, mode string) (float64, error) {
-	const sources, vdps, rounds = 200, 200, 50
+	const sources, vdps, rounds, perUpload = 200, 200, 200, 20
 	load, err := StartLoad(ctx, LoadOptions{HTTP: []string{url}, OperatorToken: clusterOperatorToken, VDPs: vdps, Sources: sources,
 		Prefix: "cost-" + mode + "-"})
 	if err != nil {
@@ -345,7 +360,7 @@ func costRun(ctx context.Context, o ClusterOptions, url, mode string) (float64, 
 	}
 	defer func() { _ = load.Close(context.Background()) }()
 	began := time.Now()
-	if err := load.FeedAtOnce(ctx, rounds, 8); err != nil {
+	if err := load.FeedAtOnce(ctx, rounds, 8, perUpload); err != nil {
 		return 0, err
 	}
 	if err := load.WaitCalculated(ctx, time.Minute); err != nil {

@@ -150,7 +150,7 @@ func (l *Load) Feed(ctx context.Context, n int, interval time.Duration) error {
 		l.mu.Lock()
 		r := l.rounds
 		l.mu.Unlock()
-		if err := l.upload(ctx, r); err != nil {
+		if err := l.upload(ctx, r, 1, nil); err != nil {
 			return err
 		}
 		l.mu.Lock()
@@ -165,46 +165,39 @@ func (l *Load) Feed(ctx context.Context, n int, interval time.Duration) error {
 	return nil
 }
 
-// FeedAtOnce uploads the next n rounds as fast as they are answered,
-// workers at once: a throughput, where Feed is a steady pace.
-func (l *Load) FeedAtOnce(ctx context.Context, n, workers int) error {
+// FeedAtOnce uploads the next n rounds as fast as they are answered, by
+// workers at once, perUpload rounds in one request: a throughput, where
+// Feed is a steady pace. Each worker has its own share of the sources and
+// uploads their rounds in order, so every datapoint's observations still
+// come in time order.
+func (l *Load) FeedAtOnce(ctx context.Context, n, workers, perUpload int) error {
 	l.mu.Lock()
 	first := l.rounds
 	l.mu.Unlock()
-	rounds := make(chan int)
+	workers = max(1, min(workers, l.opts.Sources))
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
+		var share []int
+		for s := w; s < l.opts.Sources; s += workers {
+			share = append(share, s)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range rounds {
-				if err := l.upload(ctx, r); err != nil {
+			for r := first; r < first+n; r += perUpload {
+				if err := l.upload(ctx, r, min(perUpload, first+n-r), share); err != nil {
 					errs <- err
 					return
 				}
 			}
 		}()
 	}
-	var err error
-feed:
-	for r := first; r < first+n; r++ {
-		select {
-		case rounds <- r:
-		case err = <-errs:
-			break feed
-		}
-	}
-	close(rounds)
 	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	if err != nil {
+	select {
+	case err := <-errs:
 		return err
+	default:
 	}
 	l.mu.Lock()
 	l.rounds = first + n
@@ -212,18 +205,31 @@ feed:
 	return nil
 }
 
-// upload sends round r (every source's value at its minute) through a
-// node at random; a failed upload is tried again on another node: the
-// harness tells acknowledged from lost, not the deployment's
-// availability.
-func (l *Load) upload(ctx context.Context, r int) error {
+// upload sends rounds r to r+rounds-1 (the sources' values at their
+// minutes; nil: every source) in one request through a node at random; a
+// failed upload is tried again on another node: the harness tells
+// acknowledged from lost, not the deployment's availability.
+func (l *Load) upload(ctx context.Context, r, rounds int, sources []int) error {
+	if sources == nil {
+		sources = make([]int, l.opts.Sources)
+		for s := range sources {
+			sources[s] = s
+		}
+	}
 	var sb strings.Builder
 	sb.WriteString("{")
-	for s := range l.opts.Sources {
-		if s > 0 {
+	for i, s := range sources {
+		if i > 0 {
 			sb.WriteString(",")
 		}
-		fmt.Fprintf(&sb, `%q:[{"time":%q,"value":%d}]`, l.source(s), l.roundTime(r).Format(time.RFC3339), l.sourceValue(r, s))
+		fmt.Fprintf(&sb, `%q:[`, l.source(s))
+		for k := range rounds {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, `{"time":%q,"value":%d}`, l.roundTime(r+k).Format(time.RFC3339), l.sourceValue(r+k, s))
+		}
+		sb.WriteString("]")
 	}
 	sb.WriteString("}")
 	var err error
@@ -348,6 +354,13 @@ func (l *Load) series(ctx context.Context, id string) ([]point, error) {
 	}
 	err := l.do(ctx, "GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=%s&max=0", l.opts.ProjectID, id), "", &got)
 	return got.Data, err
+}
+
+// Rounds counts the rounds acknowledged so far.
+func (l *Load) Rounds() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rounds
 }
 
 // CommandP99 is the 99th percentile of the commands' times so far.

@@ -81,6 +81,10 @@ type Batcher struct {
 	keyBuf []rowKey    // likewise
 	// relayRuns is relayBatches' working memory, the writer goroutine's.
 	relayRuns []routeRun
+	// published carries committed batches to the relay's publisher
+	// (relay mode): the writer goes on with the next transaction while
+	// the previous batch is published (relay.go).
+	published chan publication
 }
 
 type writeRequest struct {
@@ -103,7 +107,7 @@ func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prom
 	}
 	return &Batcher{cfg: cfg, store: st, router: router, relay: cfg.Relay, metrics: m, ids: map[dpKey]int64{},
 		in: make(chan *writeRequest, cfg.QueueDepth), batches: make(chan []*writeRequest, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}, nil
+		stop: make(chan struct{}), done: make(chan struct{}), published: make(chan publication, publishQueue)}, nil
 }
 
 var _ Sink = (*Batcher)(nil)
@@ -166,6 +170,12 @@ const flushTimeout = time.Minute
 // Run collects and writes until Stop; it returns after every accepted
 // request has been answered.
 func (b *Batcher) Run() {
+	publisherDone := make(chan struct{})
+	if b.relay != nil {
+		go func() { defer close(publisherDone); b.publishAll() }()
+	} else {
+		close(publisherDone)
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -174,10 +184,14 @@ func (b *Batcher) Run() {
 			b.flush(ctx, batch)
 			cancel()
 		}
+		if b.relay != nil {
+			close(b.published)
+		}
 	}()
 	b.collect()
 	close(b.batches)
 	<-writerDone
+	<-publisherDone
 	close(b.done)
 }
 

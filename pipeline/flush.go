@@ -19,7 +19,9 @@ import (
 // answered, so that a writer answered with success knows every node will
 // deliver its observations; a failed publication answers them with an
 // error (they are stored, but a retry is safe). The router then gets the
-// batch from the relay's consumer, not from here.
+// batch from the relay's consumer, not from here. Publishing is the
+// publisher goroutine's (publishAll): the writer hands it the committed
+// batch and goes on with the next transaction.
 func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 	start := time.Now()
 	n := 0
@@ -42,38 +44,42 @@ func (b *Batcher) flush(ctx context.Context, batch []*writeRequest) {
 			}
 		}
 		if len(stored) > 0 {
-			keys := b.sortKeys(stored)
-			if b.relay != nil {
-				err := b.publish(ctx, stored, keys)
-				for _, r := range stored {
-					b.answer(r, err)
-				}
-				if err != nil {
-					return
-				}
-			}
-			b.deliver(stored, keys)
+			b.committed(stored, b.sortKeys(stored))
 		}
 		return
 	}
-	if err == nil && b.relay != nil {
-		err = b.publish(ctx, batch, b.keyBuf) // keyBuf: this batch's, from rows
+	if err != nil {
+		for _, r := range batch {
+			b.answer(r, err)
+		}
+		return
+	}
+	b.committed(batch, b.keyBuf) // keyBuf: this batch's, from rows
+}
+
+// committed passes on a committed batch, with its sorted keys: to the
+// relay's publisher, which answers its requests once it is published, or
+// on one node answered at once and delivered.
+func (b *Batcher) committed(batch []*writeRequest, keys []rowKey) {
+	if b.relay != nil {
+		p := publication{reqs: batch, batches: b.relayBatches(batch, keys)}
+		if b.router.tapped() {
+			st := b.stored(batch, keys)
+			p.stored = &st
+		}
+		b.published <- p // full: the writer waits for the publisher
+		return
 	}
 	for _, r := range batch {
-		b.answer(r, err)
+		b.answer(r, nil)
 	}
-	if err == nil {
-		b.deliver(batch, b.keyBuf) // keyBuf: this batch's, from rows
-	}
+	b.deliver(batch, keys)
 }
 
 // deliver hands a committed batch, with its sorted keys, to the
-// subscribers of its datapoints (unless the relay's consumer does) and to
-// the taps.
+// subscribers of its datapoints and to the taps (one node).
 func (b *Batcher) deliver(batch []*writeRequest, keys []rowKey) {
-	if b.relay == nil {
-		b.router.route(batch, keys)
-	}
+	b.router.route(batch, keys)
 	if b.router.tapped() {
 		b.router.tap(b.stored(batch, keys))
 	}

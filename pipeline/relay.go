@@ -34,12 +34,38 @@ type Relay interface {
 // Writing them again is safe (storing is idempotent, decisions.md 4).
 const errRelay = "the observations could not be passed on to the cluster; try again"
 
-// publish hands a committed batch, with its sorted keys, to the relay.
-func (b *Batcher) publish(ctx context.Context, batch []*writeRequest, keys []rowKey) error {
-	if err := b.relay.Publish(ctx, b.relayBatches(batch, keys)); err != nil {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("relay: %w", err), errRelay)
+// publishQueue bounds the committed batches waiting for their
+// publication: a few, so that the next transaction overlaps the previous
+// publication, and a slow relay holds the writer back rather than memory
+// growing.
+const publishQueue = 4
+
+// publication is a committed batch waiting to be published: its requests
+// to answer, its relay batches, and what the taps get once it is.
+type publication struct {
+	reqs    []*writeRequest
+	batches []relay.Batch
+	stored  *Stored // nil without taps
+}
+
+// publishAll publishes the committed batches in commit order, answers
+// their requests and hands them to the taps, until the writer closes
+// published.
+func (b *Batcher) publishAll() {
+	for p := range b.published {
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		err := b.relay.Publish(ctx, p.batches)
+		cancel()
+		if err != nil {
+			err = fault.Wrap(fault.Unavailable, fmt.Errorf("relay: %w", err), errRelay)
+		}
+		for _, r := range p.reqs {
+			b.answer(r, err)
+		}
+		if err == nil && p.stored != nil {
+			b.router.tap(*p.stored)
+		}
 	}
-	return nil
 }
 
 // relayBatches cuts a committed batch into what route would deliver, all
