@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,7 +231,27 @@ func TestServeCluster(t *testing.T) {
 			t.Fatalf("run out%d: %d %s", i, status, body)
 		}
 	}
-	waitMembers(t, c, []string{"a", "b", "c"}, vdps, 10*time.Second)
+	// Datapoints of the other types and windows (no timed trigger: its
+	// boundaries are the wall clock's), each compared with an exact
+	// recompute at the end.
+	mixed := []struct{ id, typ, cfg string }{
+		{"mix-gradient", "gradient", `{"pins":{"input":{"dataPointID":"s0"}},"parameters":{"factorization":60}}`},
+		{"mix-humidity", "absolute_humidity", `{"pins":{"relative_humidity":{"dataPointID":"s1"},"temperature":{"dataPointID":"s2"}},"parameters":{"relative_humidity_unit":"percent"}}`},
+		{"mix-count", "formula", `{"pins":{"P1":{"dataPointID":"s3","data_range":{"count":3},"aggregate":"mean"}},"parameters":{"formula":"P1;"}}`},
+		{"mix-time", "formula", `{"pins":{"P1":{"dataPointID":"s4","data_range":{"time":"10m"},"aggregate":"max"}},"parameters":{"formula":"P1;"}}`},
+		{"mix-two", "formula", `{"pins":{"P1":{"dataPointID":"s0"},"P2":{"dataPointID":"s5","data_range":{"count":2},"aggregate":"sum"}},"parameters":{"formula":"P1 + P2;"}}`},
+	}
+	for i, m := range mixed {
+		via, run := nodes[i%3], nodes[(i+2)%3]
+		if status, body := via.request("POST", vdpPath+"?dataPointID="+m.id+"&type="+m.typ, admin, m.cfg); status != 200 {
+			t.Fatalf("create %s: %d %s", m.id, status, body)
+		}
+		if status, body := run.request("POST", vdpPath+"/run?dataPointID="+m.id+"&run=true", admin, ""); status != 200 || !strings.Contains(string(body), `"Running"`) {
+			t.Fatalf("run %s: %d %s", m.id, status, body)
+		}
+	}
+	all := vdps + len(mixed)
+	waitMembers(t, c, []string{"a", "b", "c"}, all, 10*time.Second)
 
 	// Rounds of uploads: round r stores value r*10+source at minute r for
 	// every source, through the given node.
@@ -304,7 +325,7 @@ func TestServeCluster(t *testing.T) {
 	// kill -9 of a: its datapoints run on b and c, and the edge
 	// connection on one of them.
 	p.nodes["a"].Kill()
-	moved := waitMembers(t, b, []string{"b", "c"}, vdps, 30*time.Second)
+	moved := waitMembers(t, b, []string{"b", "c"}, all, 30*time.Second)
 	t.Logf("kill -9: every datapoint running on b and c %s later", moved.Round(100*time.Millisecond))
 	if holder := waitOneEdgeConnection(t, b, 30*time.Second); holder == "a" {
 		t.Fatalf("the edge connection is still on the killed node (held by %s before)", edgeHolder)
@@ -319,19 +340,62 @@ func TestServeCluster(t *testing.T) {
 		}
 		stopped[i] = rounds
 	}
-	waitMembers(t, b, []string{"b", "c"}, vdps-len(stopped), 5*time.Second)
+	waitMembers(t, b, []string{"b", "c"}, all-len(stopped), 5*time.Second)
 	upload(c, 2)
 	check(b, 20*time.Second)
 
 	// a rejoins and takes its share back; then b stops gracefully.
 	a = p.start("a")
-	waitMembers(t, c, []string{"a", "b", "c"}, vdps-len(stopped), 30*time.Second)
+	waitMembers(t, c, []string{"a", "b", "c"}, all-len(stopped), 30*time.Second)
 	upload(a, 2)
 	check(c, 20*time.Second)
 	if err := p.nodes["b"].Stop(30 * time.Second); err != nil {
 		t.Fatalf("graceful stop of b: %v", err)
 	}
-	waitMembers(t, a, []string{"a", "c"}, vdps-len(stopped), 30*time.Second)
+	waitMembers(t, a, []string{"a", "c"}, all-len(stopped), 30*time.Second)
 	upload(c, 2)
 	check(a, 20*time.Second)
+
+	// What the mixed datapoints stored through all of it, moves included,
+	// is what an exact recompute of the whole period stores.
+	for _, m := range mixed {
+		before := series(t, c, pid, admin, m.id)
+		if len(before) == 0 {
+			t.Fatalf("%s stored no output", m.id)
+		}
+		end := at.Add(time.Duration(rounds) * time.Minute).Format(time.RFC3339)
+		if status, body := a.request("POST", vdpPath+"/recompute?dataPointID="+m.id+"&start="+at.Format(time.RFC3339)+"&end="+end, admin, ""); status != 202 {
+			t.Fatalf("recompute %s: %d %s", m.id, status, body)
+		}
+		var body []byte
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(string(body), "finished"); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the recompute of %s did not finish: %s", m.id, body)
+			}
+			_, body = c.request("GET", vdpPath+"?dataPointID="+m.id, admin, "")
+		}
+		if after := series(t, c, pid, admin, m.id); !slices.Equal(before, after) {
+			t.Fatalf("%s: live outputs differ from a recompute:\nlive      %v\nrecompute %v", m.id, before, after)
+		}
+	}
+}
+
+// series is a datapoint's stored observations, as "time=value".
+func series(t *testing.T, s *server, pid int64, admin func(*http.Request), id string) []string {
+	t.Helper()
+	var got struct {
+		Data []struct {
+			Time  string  `json:"time"`
+			Value float64 `json:"value"`
+		} `json:"data"`
+	}
+	_, body := s.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=%s&max=0", pid, id), admin, "")
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("outputs of %s: %v: %s", id, err, body)
+	}
+	out := make([]string, len(got.Data))
+	for i, p := range got.Data {
+		out[i] = fmt.Sprintf("%s=%v", p.Time, p.Value)
+	}
+	return out
 }
