@@ -279,3 +279,22 @@ func TestStartOnAMemberThatDoesNotOwnIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A datapoint left Starting by a node that died between marking it and
+// asking its owner to start it is started by its owner, two passes later,
+// and Running; one whose start is under way is left to it.
+func TestALostStartIsTakenOver(t *testing.T) {
+	st, _ := storetest.Open(t, testPG)
+	tenant := storetest.NewTenant(t, st, "cl")
+	etcd := etcdtest.Start(t)
+	a := startNode(t, st, etcd, "a")
+	waitFor(t, 20*time.Second, "a sees itself", seeMembers([]*testNode{a}, 1))
+	v := createVDPs(t, st, tenant.Project.ID, 1)[0]
+	if _, err := st.ChangeVDPStatus(context.Background(), v.ProjectID, v.DataPointID, store.StatusChange{Code: store.StatusStarting}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the lost start taken over", func() bool {
+		now, err := st.VDP(context.Background(), v.ProjectID, v.DataPointID)
+		return err == nil && now.StatusCode == store.StatusRunning && a.engine.Running(key(v))
+	})
+}

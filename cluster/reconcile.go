@@ -34,6 +34,12 @@ type Reconciler struct {
 	// is stored between their history read and the relay's start would
 	// reach no one.
 	Ready <-chan struct{}
+
+	// stalled are the Starting datapoints this member owns but no start
+	// of which ran here at the last pass: still so at the next, their
+	// start was lost (the node that asked for it died between marking
+	// them Starting and asking), and this member starts them.
+	stalled map[actors.Key]bool
 }
 
 // Run reconciles until ctx ends.
@@ -78,19 +84,25 @@ func (r *Reconciler) reconcile(ctx context.Context) {
 		return // no topology yet: this member cannot tell what it owns
 	}
 	owned := make(map[actors.Key]bool, len(rows))
+	stalled := map[actors.Key]bool{}
 	var start []store.VDP
 	for _, v := range rows {
 		k := actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID}
-		if _, self := r.Member.Owner(VDPIdentity(k)); !self {
+		if _, self := r.Member.Owner(VDPIdentity(k)); !self || r.Engine.Running(k) {
+			owned[k] = owned[k] || self
 			continue
 		}
 		owned[k] = true
-		// A Starting one is being started by a command; a Running one
-		// not running here moved here, or its member died.
-		if v.StatusCode == store.StatusRunning && !r.Engine.Running(k) {
-			start = append(start, v)
+		switch {
+		case v.StatusCode == store.StatusRunning:
+			start = append(start, v) // moved here, or its member died
+		case r.stalled[k]:
+			start = append(start, v) // Starting two passes on, its start lost
+		default:
+			stalled[k] = true // Starting: a command is on its way, or was lost
 		}
 	}
+	r.stalled = stalled
 	for _, k := range r.Engine.RunningKeys() {
 		if !owned[k] {
 			r.Log.Info("reconcile: stop a virtual datapoint this node does not run any more",
@@ -146,7 +158,7 @@ func (r *Reconciler) startOne(ctx context.Context, v store.VDP) {
 		}
 		r.Log.Error("reconcile: start virtual datapoint", append(attrs, slog.Any("error", err))...)
 		failed := store.StatusChange{Code: store.StatusStartFailed, Message: "start on node " + r.Member.NodeID() + ": " + err.Error()}
-		if _, err := r.Store.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, failed, store.StatusRunning); err != nil &&
+		if _, err := r.Store.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, failed, v.StatusCode); err != nil &&
 			!fault.Is(err, fault.Conflict) && !fault.Is(err, fault.NotFound) {
 			r.Log.Error("reconcile: record failed start", append(attrs, slog.Any("error", err))...)
 		}
@@ -157,6 +169,13 @@ func (r *Reconciler) startOne(ctx context.Context, v store.VDP) {
 	if err != nil || (now.StatusCode != store.StatusRunning && now.StatusCode != store.StatusStarting) {
 		_ = r.Engine.Stop(ctx, k)
 		return
+	}
+	if v.StatusCode == store.StatusStarting {
+		running := store.StatusChange{Code: store.StatusRunning, Message: "started by node " + r.Member.NodeID() + ": the start asked for was lost"}
+		if _, err := r.Store.ChangeVDPStatus(ctx, v.ProjectID, v.DataPointID, running, store.StatusStarting); err != nil {
+			_ = r.Engine.Stop(ctx, k) // moved on meanwhile: its new state rules
+			return
+		}
 	}
 	r.Member.movedIn.Add(1)
 	r.Log.Info("reconcile: running here", attrs...)
