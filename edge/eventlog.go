@@ -22,6 +22,7 @@ import (
 // project's topics, so the topic names the project.
 type EventLog struct {
 	st     *store.Store
+	owns   func(projectID int64) bool // nil: every project
 	log    *slog.Logger
 	queue  chan deviceAlive
 	ctx    context.Context
@@ -40,10 +41,13 @@ type deviceAlive struct {
 // wait for the database).
 const eventQueue = 256
 
-// StartEventLog subscribes to every project's alive topic.
-func StartEventLog(broker mqtt.Broker, st *store.Store, log *slog.Logger) (*EventLog, error) {
+// StartEventLog subscribes to every project's alive topic. owns, when
+// set (a cluster, where every node hears every heartbeat), keeps the
+// events of the projects this node runs: each event is logged once, by
+// the node that holds the project's connection.
+func StartEventLog(broker mqtt.Broker, st *store.Store, log *slog.Logger, owns func(projectID int64) bool) (*EventLog, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &EventLog{st: st, log: log.With(slog.String("part", "edge-events")), queue: make(chan deviceAlive, eventQueue), ctx: ctx, cancel: cancel}
+	l := &EventLog{st: st, owns: owns, log: log.With(slog.String("part", "edge-events")), queue: make(chan deviceAlive, eventQueue), ctx: ctx, cancel: cancel}
 	l.done.Add(1)
 	go l.run()
 	unsub, err := broker.Subscribe("edge/+/alive", l.received)
@@ -70,6 +74,9 @@ func (l *EventLog) received(topic string, payload []byte) {
 	projectID, err := strconv.ParseInt(p, 10, 64)
 	if !ok || !ok2 || err != nil || projectID <= 0 {
 		return
+	}
+	if l.owns != nil && !l.owns(projectID) {
+		return // another node's to log
 	}
 	if !MayHoldEvents(payload) {
 		return

@@ -41,11 +41,18 @@ func TestEventLogReachesAppLogs(t *testing.T) {
 	}
 	app, foreign := newApp(p), newApp(other)
 
-	events, err := edge.StartEventLog(e.broker, e.st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	events, err := edge.StartEventLog(e.broker, e.st, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(events.Close)
+	// Another node of a cluster, which does not run the project, hears
+	// the same heartbeats and logs nothing of them.
+	elsewhere, err := edge.StartEventLog(e.broker, e.st, slog.New(slog.NewTextHandler(io.Discard, nil)), func(int64) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(elsewhere.Close)
 
 	h, err := e.hasher.Hash(ctx, "device-secret")
 	if err != nil {
@@ -92,7 +99,12 @@ func TestEventLogReachesAppLogs(t *testing.T) {
 		return out
 	}
 	e.waitFor("crash and reload in the app's log", func() bool { return len(deviceLogs(app.ID)) >= 2 })
+	// The reload comes with a later heartbeat than the crash: both
+	// nodes have handled the crash's by now.
 	logs := deviceLogs(app.ID)
+	if len(logs) != 2 {
+		t.Fatalf("each event logged once, want 2 entries: %+v", logs)
+	}
 	if logs[0].Level != store.LogWarning || !strings.Contains(logs[0].Message, "crashed") || !strings.Contains(logs[0].Message, "test power loss") ||
 		logs[1].Level != store.LogInfo || !strings.Contains(logs[1].Message, "reloaded") {
 		t.Errorf("device log entries: %+v", logs)

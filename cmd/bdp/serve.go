@@ -215,7 +215,11 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	}
 	running.AddFunc("edge connections", stopEdge)
 	// Devices' crash, reload, reset and recovery events into the apps' logs.
-	deviceEvents, err := edge.StartEventLog(broker, st, log)
+	var ownsProject func(int64) bool // nil on one node: every project
+	if member != nil {
+		ownsProject = member.OwnsProject
+	}
+	deviceEvents, err := edge.StartEventLog(broker, st, log, ownsProject)
 	if err != nil {
 		return serving{}, err
 	}
