@@ -277,8 +277,11 @@ func (c *exportClient) measure(ctx context.Context, n int, next func() (string, 
 	return out, nil
 }
 
-// percentile by the nearest-rank method.
+// percentile by the nearest-rank method; 0 of none.
 func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	i := int(math.Ceil(p/100*float64(len(s)))) - 1

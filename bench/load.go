@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +43,8 @@ type Load struct {
 	rounds   int             // rounds acknowledged, in order
 	stopped  map[int]int     // datapoint -> rounds acknowledged when its stop was answered
 	commands []time.Duration // the time of every command (run, stop, status)
+	uploads  []time.Duration // the time of every acknowledged upload
+	uploaded int             // observations acknowledged
 	created  bool            // the project is the harness's own (operator token): Close deletes it
 }
 
@@ -234,7 +235,12 @@ func (l *Load) upload(ctx context.Context, r, rounds int, sources []int) error {
 	sb.WriteString("}")
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
+		began := time.Now()
 		if err = l.do(ctx, "POST", fmt.Sprintf("/v2/project/%d/timeseries", l.opts.ProjectID), sb.String(), nil); err == nil {
+			l.mu.Lock()
+			l.uploads = append(l.uploads, time.Since(began))
+			l.uploaded += rounds * len(sources)
+			l.mu.Unlock()
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -367,12 +373,42 @@ func (l *Load) Rounds() int {
 func (l *Load) CommandP99() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.commands) == 0 {
-		return 0
+	return percentile(l.commands, 99)
+}
+
+// UploadPercentile is the p-th percentile of the acknowledged uploads'
+// times so far.
+func (l *Load) UploadPercentile(p float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return percentile(l.uploads, p)
+}
+
+// Progress prints, every interval until ctx ends, the observations per
+// second acknowledged since the last line and the uploads' and commands'
+// latency percentiles of that interval: the harness's report while it
+// runs (the JSON object comes at the end).
+func (l *Load) Progress(ctx context.Context, every time.Duration, print func(format string, a ...any)) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	l.mu.Lock()
+	lastObs, lastUp, lastCmd, last := l.uploaded, len(l.uploads), len(l.commands), time.Now()
+	l.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			l.mu.Lock()
+			obs, ups, cmds := l.uploaded-lastObs, l.uploads[lastUp:], l.commands[lastCmd:]
+			p50, p99, c99 := percentile(ups, 50), percentile(ups, 99), percentile(cmds, 99)
+			lastObs, lastUp, lastCmd = l.uploaded, len(l.uploads), len(l.commands)
+			l.mu.Unlock()
+			print("load: http uploads %.0f obs/s, p50 %.1f ms, p99 %.1f ms (%d uploads); commands p99 %.1f ms (%d)",
+				float64(obs)/now.Sub(last).Seconds(), ms(p50), ms(p99), len(ups), ms(c99), len(cmds))
+			last = now
+		}
 	}
-	s := slices.Clone(l.commands)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*99/100)]
 }
 
 // Close deletes the harness's own project, with its datapoints and

@@ -80,6 +80,7 @@ func runLoad(ctx context.Context, args []string) (map[string]any, error) {
 	fs.IntVar(&o.Sources, "sources", 10, "source datapoints")
 	rounds := fs.Int("rounds", 60, "upload rounds (every source once each)")
 	interval := fs.Duration("interval", time.Second, "between upload rounds")
+	every := fs.Duration("progress", 10*time.Second, "how often a line reports throughput and latencies while the feed runs")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,11 @@ func runLoad(ctx context.Context, args []string) (map[string]any, error) {
 		}
 	}
 	fed := time.Now()
-	if err := load.Feed(ctx, *rounds, *interval); err != nil {
+	progressCtx, stopProgress := context.WithCancel(ctx)
+	go load.Progress(progressCtx, *every, func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) })
+	err = load.Feed(ctx, *rounds, *interval)
+	stopProgress()
+	if err != nil {
 		return nil, err
 	}
 	feedS := time.Since(fed).Seconds()
@@ -110,6 +115,7 @@ func runLoad(ctx context.Context, args []string) (map[string]any, error) {
 	return map[string]any{
 		"outputs_missing": verdict.OutputsMissing, "outputs_different": verdict.OutputsDifferent, "acked_lost": verdict.AckedLost,
 		"command_p99_ms": float64(load.CommandP99().Microseconds()) / 1000, "observations_per_s": float64(*rounds*o.Sources) / feedS,
+		"upload_p50_ms": float64(load.UploadPercentile(50).Microseconds()) / 1000, "upload_p99_ms": float64(load.UploadPercentile(99).Microseconds()) / 1000,
 		"nodes": len(o.HTTP), "vdps": o.VDPs, "sources": o.Sources, "rounds": *rounds, "duration_s": time.Since(began).Seconds(), "scenario": "load",
 	}, nil
 }
