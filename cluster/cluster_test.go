@@ -53,7 +53,7 @@ func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, err := Join(ctx, system, Config{Etcd: []string{etcd.Endpoint}, NodeID: name, CommandTimeout: 20 * time.Second}, log)
+	member, err := Join(system, Config{Etcd: []string{etcd.Endpoint}, NodeID: name, CommandTimeout: 20 * time.Second}, log)
 	if err != nil {
 		parts.Stop(10 * time.Second)
 		t.Fatal(err)
@@ -64,6 +64,7 @@ func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string
 		t.Fatal(err)
 	}
 	parts.AddFunc("cluster commands", stopCommands)
+	runner.SetHoldings(func() Holdings { return Holdings{VirtualDatapoints: len(core.Engine.RunningKeys())} })
 	rctx, stopReconciler := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -270,7 +271,7 @@ func TestStartOnAMemberThatDoesNotOwnIsRefused(t *testing.T) {
 		if ownerName(key(v), nodes...) == "a" {
 			notOwner = b
 		}
-		reply := notOwner.runner.carryOut(context.Background(), &clusterpb.StartVDP{Vdp: wireOf(v)})
+		reply, _ := notOwner.runner.carryOut(context.Background(), &clusterpb.StartVDP{Vdp: wireOf(v)}).(*clusterpb.Reply)
 		if !reply.GetFailed() || fault.Kind(reply.GetFaultKind()) != fault.Unavailable {
 			t.Fatalf("%s started on %s, which does not own it: %v", v.DataPointID, notOwner.name, reply)
 		}

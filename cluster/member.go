@@ -67,6 +67,11 @@ func (c *Config) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return fmt.Errorf("cluster: port %d out of range", c.Port)
 	}
+	if c.AdvertisedHost != "" && c.Port == 0 {
+		// The others would dial port 0: the port that remote picks is
+		// known only once it listens.
+		return errors.New("cluster: an advertised host needs a fixed port, not 0")
+	}
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = time.Minute
 	}
@@ -95,7 +100,7 @@ type Member struct {
 
 // Join starts the node's remote and joins the cluster in etcd. The
 // members' topology arrives asynchronously: Changes tells when it moves.
-func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, log *slog.Logger) (m *Member, err error) {
+func Join(system *actor.ActorSystem, cfg Config, log *slog.Logger) (m *Member, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

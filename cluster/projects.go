@@ -7,9 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/openbdp/bdp/cluster/clusterpb"
 	"github.com/openbdp/bdp/controls"
 	"github.com/openbdp/bdp/edge"
+	"github.com/openbdp/bdp/fault"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -136,11 +139,15 @@ func (r *Runner) appCommand(ctx context.Context, a store.ControlsApp, run bool, 
 	return a, reply.GetAffected(), nil
 }
 
+// errNoProjectParts answers a project command that reaches a node still
+// starting (SetProjectParts not yet called).
+var errNoProjectParts = &fault.Error{Kind: fault.Unavailable, Msg: "the node that runs this project is still starting; try again"}
+
 // carryOutProject does a project command another member sent here.
-func (r *Runner) carryOutProject(ctx context.Context, msg any) (any, bool) {
+func (r *Runner) carryOutProject(ctx context.Context, msg proto.Message) (proto.Message, bool) {
 	parts := r.projects.Load()
 	unavailable := func() *clusterpb.Reply {
-		return replyOf(time.Time{}, fmt.Errorf("cluster: this node does not carry out project commands yet"))
+		return replyOf(time.Time{}, errNoProjectParts)
 	}
 	switch m := msg.(type) {
 	case *clusterpb.SetpointWrite:

@@ -29,12 +29,6 @@ type Reconciler struct {
 	// identity (the edge connections and controls apps of the projects it
 	// owns).
 	After []func(ctx context.Context)
-	// Ready, when set, is waited for before the first pass: the relay of
-	// stored observations must be positioned before actors start, or what
-	// is stored between their history read and the relay's start would
-	// reach no one.
-	Ready <-chan struct{}
-
 	// stalled are the Starting datapoints this member owns but no start
 	// of which ran here at the last pass: still so at the next, their
 	// start was lost (the node that asked for it died between marking
@@ -47,13 +41,6 @@ func (r *Reconciler) Run(ctx context.Context) {
 	every := r.Every
 	if every <= 0 {
 		every = 10 * time.Second
-	}
-	if r.Ready != nil {
-		select {
-		case <-r.Ready:
-		case <-ctx.Done():
-			return
-		}
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()

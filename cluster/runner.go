@@ -29,6 +29,11 @@ func VDPIdentity(k actors.Key) string {
 	return fmt.Sprintf("vdp/%d/%s", k.ProjectID, k.DataPointID)
 }
 
+// rowIdentity is the identity of a virtual datapoint's row.
+func rowIdentity(v store.VDP) string {
+	return VDPIdentity(actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID})
+}
+
 // ProjectIdentity is a project's identity in the cluster: the member it
 // hashes to runs the project's edge connection and controls apps (an
 // app writes through its project's connection).
@@ -92,16 +97,13 @@ func (r *Runner) receive(c actor.Context) {
 		defer r.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), r.member.cfg.CommandTimeout)
 		defer cancel()
-		if reply, ok := r.carryOutProject(ctx, msg); ok {
-			r.member.system.Root.Send(sender, reply)
-			return
-		}
 		r.member.system.Root.Send(sender, r.carryOut(ctx, msg))
 	}()
 }
 
-// carryOut does what another member asked of this one.
-func (r *Runner) carryOut(ctx context.Context, msg proto.Message) *clusterpb.Reply {
+// carryOut does what another member asked of this one: a virtual
+// datapoint's command here, a project's in carryOutProject.
+func (r *Runner) carryOut(ctx context.Context, msg proto.Message) proto.Message {
 	switch m := msg.(type) {
 	case *clusterpb.StartVDP:
 		v := rowOf(m.GetVdp())
@@ -121,6 +123,9 @@ func (r *Runner) carryOut(ctx context.Context, msg proto.Message) *clusterpb.Rep
 	case *clusterpb.StopProject:
 		return replyOf(time.Time{}, r.engine.StopProject(ctx, m.GetProjectId()))
 	}
+	if reply, ok := r.carryOutProject(ctx, msg); ok {
+		return reply
+	}
 	return replyOf(time.Time{}, fmt.Errorf("cluster: unknown command %T", msg))
 }
 
@@ -128,7 +133,7 @@ func (r *Runner) carryOut(ctx context.Context, msg proto.Message) *clusterpb.Rep
 // datapoint (the topology moved while the command travelled): the caller
 // tries again, and the command reaches the new owner.
 func (r *Runner) refuseUnowned(v store.VDP) error {
-	if _, self := r.member.Owner(VDPIdentity(actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID})); !self {
+	if _, self := r.member.Owner(rowIdentity(v)); !self {
 		return errMoving
 	}
 	return nil
@@ -140,7 +145,7 @@ var errMoving = &fault.Error{Kind: fault.Unavailable, Msg: "the cluster is movin
 
 // StartVDP starts a virtual datapoint on its owner.
 func (r *Runner) StartVDP(ctx context.Context, v store.VDP) (time.Time, error) {
-	addr, self := r.member.Owner(VDPIdentity(actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID}))
+	addr, self := r.member.Owner(rowIdentity(v))
 	if self {
 		return r.engine.StartVDP(ctx, v)
 	}
@@ -149,7 +154,7 @@ func (r *Runner) StartVDP(ctx context.Context, v store.VDP) (time.Time, error) {
 
 // CheckRunBudget asks the owner whether the datapoint fits its budget.
 func (r *Runner) CheckRunBudget(ctx context.Context, v store.VDP) error {
-	addr, self := r.member.Owner(VDPIdentity(actors.Key{ProjectID: v.ProjectID, DataPointID: v.DataPointID}))
+	addr, self := r.member.Owner(rowIdentity(v))
 	if self {
 		return r.engine.CheckRunBudget(ctx, v)
 	}
@@ -182,8 +187,7 @@ func (r *Runner) StopProject(ctx context.Context, projectID int64) error {
 }
 
 // ask sends a command answered by Reply to the member at addr and waits
-// for the reply,
-// within the context's deadline and the configured command timeout.
+// for the reply (askAny).
 func (r *Runner) ask(ctx context.Context, addr string, msg proto.Message) (time.Time, error) {
 	res, err := r.askAny(ctx, addr, msg)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/openbdp/bdp/cluster/clusterpb"
@@ -56,7 +55,8 @@ func (s Single) View(context.Context) (Status, error) {
 const statusTimeout = 2 * time.Second
 
 // holdingsFunc is what SetHoldings sets: the controls apps and edge
-// connections start after the commands are served.
+// connections start after the commands are served; before it is set, a
+// member answers that it holds nothing (its actors start after).
 type holdingsFunc func() Holdings
 
 // SetHoldings tells the runner how to count what this node runs.
@@ -76,7 +76,9 @@ func (r *Runner) View(ctx context.Context) (Status, error) {
 		go func() {
 			defer wg.Done()
 			out.Members[i] = MemberStatus{Address: addr}
-			res, err := r.member.system.Root.RequestFuture(actor.NewPID(addr, commandsName), &clusterpb.StatusRequest{}, statusTimeout).Result()
+			sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+			defer cancel()
+			res, err := r.askAny(sctx, addr, &clusterpb.StatusRequest{})
 			if ns, ok := res.(*clusterpb.NodeStatus); ok && err == nil {
 				out.Members[i] = statusOf(ns, false)
 			}
@@ -93,7 +95,7 @@ func (r *Runner) local() *clusterpb.NodeStatus {
 		h = f()
 	}
 	return &clusterpb.NodeStatus{NodeId: r.member.NodeID(), Address: r.member.Address(),
-		VirtualDatapoints: int64(len(r.engine.RunningKeys())), ControlsApps: int64(h.ControlsApps), EdgeConnections: int64(h.EdgeConnections),
+		VirtualDatapoints: int64(h.VirtualDatapoints), ControlsApps: int64(h.ControlsApps), EdgeConnections: int64(h.EdgeConnections),
 		MovedIn: r.member.movedIn.Load(), MovedOut: r.member.movedOut.Load()}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -19,9 +18,9 @@ import (
 // Runner is what HTTP starts and stops virtual datapoints through, and
 // the Reconciler what runs this member's share of them (in place of a
 // single node's resume).
-func joinCluster(ctx context.Context, cfg config, system *actor.ActorSystem, engine *actors.Engine, st *store.Store,
+func joinCluster(cfg config, system *actor.ActorSystem, engine *actors.Engine, st *store.Store,
 	running *node.Parts, reg prometheus.Registerer, log *slog.Logger) (*cluster.Runner, *cluster.Reconciler, error) {
-	member, err := cluster.Join(ctx, system, *cfg.Cluster, log)
+	member, err := cluster.Join(system, *cfg.Cluster, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -171,7 +171,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	var member *cluster.Runner // nil on one node
 	var reconciler *cluster.Reconciler
 	if cfg.Cluster != nil {
-		if member, reconciler, err = joinCluster(ctx, cfg, system, engine, st, running, reg, log); err != nil {
+		if member, reconciler, err = joinCluster(cfg, system, engine, st, running, reg, log); err != nil {
 			return serving{}, err
 		}
 		runner = member
