@@ -16,7 +16,7 @@ var clusterVars = []configVar{
 	{"BDP_CLUSTER_ETCD", "", "comma-separated etcd endpoints (host:port); set: cluster mode, whose nodes divide the virtual datapoints among themselves; it needs BDP_DATABASE_URL, BDP_KAFKA_BROKERS, BDP_MQTT_EXTERNAL and BDP_S3_ENDPOINT shared by every node"},
 	{"BDP_CLUSTER_NAME", cluster.DefaultName, "the cluster's name, its members' key prefix in etcd"},
 	{"BDP_CLUSTER_ADDR", "127.0.0.1:0", "where this node listens for the other nodes (protoactor remote, gRPC), host:port; port 0 picks a free port"},
-	{"BDP_CLUSTER_ADVERTISE", "", "the host the other nodes reach this one at, when not BDP_CLUSTER_ADDR's"},
+	{"BDP_CLUSTER_ADVERTISE", "", "the host the other nodes reach this one at, when not BDP_CLUSTER_ADDR's; needs a fixed port in BDP_CLUSTER_ADDR"},
 	{"BDP_CLUSTER_RELAY_TOPIC", "bdp.stored", "the Kafka topic that carries every stored observation to every node's virtual datapoints"},
 	{"BDP_NODE_ID", "", "this node's name, unique in the cluster: its MQTT client id (bdp-<id>) and its name in logs and /operator/cluster; empty: the host name"},
 }
@@ -51,7 +51,9 @@ func loadClusterConfig(c *config, get func(string) string, bad func(string, erro
 		bad("BDP_CLUSTER_ADDR", errors.New("must be host:port"))
 	}
 	cc.Host, cc.Port = host, p
-	if err := cc.Validate(); err != nil {
+	if cc.AdvertisedHost != "" && p == 0 {
+		bad("BDP_CLUSTER_ADVERTISE", errors.New("needs BDP_CLUSTER_ADDR with a fixed port: the other nodes dial the advertised host at it"))
+	} else if err := cc.Validate(); err != nil {
 		bad("BDP_CLUSTER_ETCD", err)
 	}
 	c.Cluster = &cc

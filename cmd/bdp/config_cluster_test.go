@@ -40,6 +40,7 @@ func TestConfigClusterMode(t *testing.T) {
 		{"embedded object store", without("BDP_S3_ENDPOINT", "BDP_S3_ACCESS_KEY", "BDP_S3_SECRET_KEY"), []string{"needs BDP_S3_ENDPOINT"}},
 		{"endpoint not host:port", with("BDP_CLUSTER_ETCD", "etcd"), []string{"BDP_CLUSTER_ETCD="}},
 		{"remote address", with("BDP_CLUSTER_ADDR", "nowhere"), []string{"BDP_CLUSTER_ADDR="}},
+		{"advertised host with port 0", with("BDP_CLUSTER_ADVERTISE", "node1.example"), []string{"BDP_CLUSTER_ADVERTISE=", "fixed port"}},
 		{"node id with a slash", with("BDP_NODE_ID", "a/b"), []string{"BDP_NODE_ID="}},
 		{"relay topic", with("BDP_CLUSTER_RELAY_TOPIC", "no spaces"), []string{"BDP_CLUSTER_RELAY_TOPIC="}},
 	} {
