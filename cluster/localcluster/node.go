@@ -31,18 +31,26 @@ const nodeStartTimeout = 90 * time.Second
 // data directory dir and extra environment (BDP_OPERATOR_TOKEN, say), and
 // returns once it serves HTTP.
 func StartNode(ctx context.Context, bin string, s *Services, name, dir string, extra ...string) (*Node, error) {
-	return startNode(ctx, bin, s.Env(), name, dir, extra...)
+	return startNode(ctx, s, bin, s.Env(), name, dir, extra...)
 }
 
 // StartSingle runs bin serve as one node, not a member of the cluster, on
 // the cluster's database only (its own embedded broker and object store):
 // the single mode that cluster mode is measured against.
 func StartSingle(ctx context.Context, bin string, s *Services, name, dir string, extra ...string) (*Node, error) {
-	return startNode(ctx, bin, []string{"BDP_DATABASE_URL=" + s.DatabaseURL, "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_S3_ADDR=127.0.0.1:0"},
+	return startNode(ctx, s, bin, []string{"BDP_DATABASE_URL=" + s.DatabaseURL, "BDP_MQTT_ADDR=127.0.0.1:0", "BDP_S3_ADDR=127.0.0.1:0"},
 		name, dir, extra...)
 }
 
-func startNode(ctx context.Context, bin string, env []string, name, dir string, extra ...string) (*Node, error) {
+func startNode(ctx context.Context, s *Services, bin string, env []string, name, dir string, extra ...string) (*Node, error) {
+	// Relative paths as the caller meant them, before the S3 gateway
+	// changed the working directory.
+	if !filepath.IsAbs(bin) {
+		bin = filepath.Join(s.workDir, bin)
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.workDir, dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

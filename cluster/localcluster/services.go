@@ -31,12 +31,15 @@ type Services struct {
 	S3AccessKey  string
 	S3SecretKey  string
 
-	stops []func() // in the order started
+	stops   []func() // in the order started
+	workDir string   // the process's working directory before the S3 gateway changed it
 }
 
 // Config says where the services keep their data and what exists already.
 type Config struct {
-	Dir string // every service's data below it
+	// Dir holds every service's data, made mode 0755 (PostgreSQL runs as
+	// the user postgres under root); its parents must let that user pass.
+	Dir string
 	// KafkaBrokers, when set, is a running broker to use; empty: one is
 	// started with KafkaScript (scripts/kafka.sh of the repository).
 	KafkaBrokers string
@@ -52,7 +55,28 @@ type Config struct {
 // StartServices starts every service the nodes share. On an error, what
 // started is stopped.
 func StartServices(ctx context.Context, cfg Config) (_ *Services, err error) {
-	s := &Services{}
+	// Paths are taken absolute now: the S3 gateway changes the process's
+	// working directory, and the Kafka script and the nodes' binary are
+	// used after it started (StartNode resolves against workDir).
+	workDir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if cfg.KafkaScript != "" {
+		if cfg.KafkaScript, err = filepath.Abs(cfg.KafkaScript); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Services{workDir: workDir}
 	defer func() {
 		if err != nil {
 			s.Stop()
@@ -111,10 +135,7 @@ func StartServices(ctx context.Context, cfg Config) (_ *Services, err error) {
 	s.Etcd = etcd.Endpoint
 
 	if cfg.S3.Endpoint != "" {
-		s.S3Endpoint, s.S3AccessKey, s.S3SecretKey = cfg.S3.Endpoint, cfg.S3.AccessKey, cfg.S3.SecretKey
-		if !strings.Contains(s.S3Endpoint, "://") {
-			s.S3Endpoint = "http://" + s.S3Endpoint
-		}
+		s.S3Endpoint, s.S3AccessKey, s.S3SecretKey = withScheme(cfg.S3.Endpoint), cfg.S3.AccessKey, cfg.S3.SecretKey
 		return s, nil
 	}
 	// The S3 store: the gateway bdp embeds on one node, here on its own,
@@ -129,11 +150,17 @@ func StartServices(ctx context.Context, cfg Config) (_ *Services, err error) {
 		return nil, fmt.Errorf("s3 store: %w", err)
 	}
 	s.stops = append(s.stops, func() { _ = store.Close() })
-	s.S3Endpoint = store.Endpoint()
-	if !strings.Contains(s.S3Endpoint, "://") {
-		s.S3Endpoint = "http://" + s.S3Endpoint
-	}
+	s.S3Endpoint = withScheme(store.Endpoint())
 	return s, nil
+}
+
+// withScheme is an S3 endpoint as BDP_S3_ENDPOINT takes it: host:port
+// gets http://.
+func withScheme(endpoint string) string {
+	if strings.Contains(endpoint, "://") {
+		return endpoint
+	}
+	return "http://" + endpoint
 }
 
 // Env is the environment that makes bdp serve a node of this cluster.

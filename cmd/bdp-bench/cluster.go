@@ -42,19 +42,7 @@ func runCluster(ctx context.Context, args []string) (map[string]any, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	// PostgreSQL runs as postgres when bdp-bench runs as root.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, err
-	}
-	// Absolute: the S3 gateway of the services changes the working
-	// directory.
-	if o.Bin, err = filepath.Abs(*bin); err != nil {
-		return nil, err
-	}
-	if o.KafkaScript, err = filepath.Abs(o.KafkaScript); err != nil {
-		return nil, err
-	}
-	o.Dir = dir
+	o.Bin, o.Dir = *bin, dir
 	return bench.RunCluster(ctx, o, func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) })
 }
 
@@ -140,21 +128,13 @@ func runClusterUp(ctx context.Context, args []string) (map[string]any, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	// Absolute: the S3 gateway of the services changes the working
-	// directory.
-	for _, p := range []*string{bin, script, dir} {
-		abs, err := filepath.Abs(*p)
-		if err != nil {
-			return nil, err
-		}
-		*p = abs
-	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
+	// Absolute, for cluster.env: the S3 gateway changes the working
+	// directory (localcluster resolves its own paths).
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(*dir, 0o755); err != nil { // PostgreSQL runs as postgres under root
-		return nil, err
-	}
+	*dir = abs
 	svc, err := localcluster.StartServices(ctx, localcluster.Config{Dir: *dir, KafkaBrokers: *kafka, KafkaScript: *script})
 	if err != nil {
 		return nil, err
