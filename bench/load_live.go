@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -70,10 +71,7 @@ func (l *Load) SubscribeLive(ctx context.Context, url string) (*LiveCounter, err
 func (c *LiveCounter) Ratio(from, to int, within time.Duration) float64 {
 	l := c.load
 	l.mu.Lock()
-	stopped := make(map[int]int, len(l.stopped))
-	for k, v := range l.stopped {
-		stopped[k] = v
-	}
+	stopped := maps.Clone(l.stopped)
 	l.mu.Unlock()
 	expected := 0
 	var names []string

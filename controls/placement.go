@@ -8,7 +8,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/store"
 )
 
@@ -58,18 +57,13 @@ func (r *Runtime) Reconcile(ctx context.Context, owns func(projectID int64) bool
 // on, on the node that owns its project now. Stop is the app's end.
 // Not running is no error.
 func (r *Runtime) Release(ctx context.Context, id string) error {
-	r.mu.Lock()
-	pid := r.running[id]
-	delete(r.running, id)
-	r.mu.Unlock()
-	if pid == nil {
-		return nil
-	}
-	r.cancelApp(pid) // a write or device request in progress gives up
-	if err := actors.StopAndWait(ctx, r.system, pid, &r.stopWaits); err != nil {
+	stopped, err := r.stopActor(ctx, id)
+	if err != nil {
 		return fmt.Errorf("controls: release app %s: %w", id, err)
 	}
-	r.forgetPID(pid)
+	if !stopped {
+		return nil
+	}
 	r.cfg.Log.Info("controls app released: another node owns its project now", slog.String("app", id))
 	r.logApp(id, store.LogInfo, "status_change", "released by this node: the node that owns its project runs it now (status unchanged, app_stop not sent)", nil)
 	return nil

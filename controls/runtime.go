@@ -146,24 +146,33 @@ func (r *Runtime) Start(ctx context.Context, p Plan) error {
 // Stop stops an app's actor and waits for it; it unregisters the app on
 // the device (app_stop). Not running is no error.
 func (r *Runtime) Stop(ctx context.Context, projectID int64, id string) error {
-	r.mu.Lock()
-	pid := r.running[id]
-	delete(r.running, id)
-	r.mu.Unlock()
-	if pid == nil {
-		return nil
-	}
-	r.cancelApp(pid)
-	if err := actors.StopAndWait(ctx, r.system, pid, &r.stopWaits); err != nil {
+	if stopped, err := r.stopActor(ctx, id); err != nil || !stopped {
 		return err
 	}
-	r.forgetPID(pid)
 	// The request waits for the device at most StopDeviceWait; unanswered,
 	// it stays queued on the connection until the operation time-out.
 	dctx, cancel := context.WithTimeout(ctx, StopDeviceWait)
 	defer cancel()
 	r.sendDevice(dctx, projectID, id, edge.Request{Operation: edge.OpAppStop, App: &edge.App{ID: id}})
 	return nil
+}
+
+// stopActor stops an app's actor here and waits for it; false when none
+// runs. A write or device request in progress gives up.
+func (r *Runtime) stopActor(ctx context.Context, id string) (bool, error) {
+	r.mu.Lock()
+	pid := r.running[id]
+	delete(r.running, id)
+	r.mu.Unlock()
+	if pid == nil {
+		return false, nil
+	}
+	r.cancelApp(pid)
+	if err := actors.StopAndWait(ctx, r.system, pid, &r.stopWaits); err != nil {
+		return true, err
+	}
+	r.forgetPID(pid)
+	return true, nil
 }
 
 // Running counts the apps running on this node.
