@@ -154,6 +154,9 @@ func (a *appActor) begin(ctx actor.Context, first bool) {
 	} else {
 		a.rt.logApp(id, store.LogWarning, "status_change", "app actor restarted after a failure", nil)
 	}
+	if first && p.Continues {
+		a.continueFrom(a.rt.cfg.Clock.Now())
+	}
 	switch {
 	case p.Schedule != nil:
 		a.scheduleStep(ctx)
@@ -225,6 +228,33 @@ func (a *appActor) scheduleStep(ctx actor.Context) {
 	a.stopTimer = a.rt.cfg.Clock.AfterFunc(next.Sub(now), func() { root.Send(self, &boundary{gen: gen}) })
 }
 
+// writeSource is what an app's setpoint operations name as their source.
+func writeSource(appID string) string { return "app:" + appID }
+
+// continueFrom takes over, as written, the value the app's activation on
+// another node wrote last, when the device took it (state written), it
+// went to the same target and priority, and it is still the app's value:
+// for a schedule, the value at now with no boundary since it was
+// written; for a heating curve, the value the next outdoor temperature is
+// compared with. The move then writes nothing: each boundary's value
+// reaches the device once (issue 20 item 5). A write whose outcome the
+// dead node never learnt (requested) is written again: the device may
+// not have it. The device's own losses (crash, reset) come back as
+// events and are written again (recovery.go).
+func (a *appActor) continueFrom(now time.Time) {
+	p := a.plan
+	op, ok, err := a.rt.cfg.Store.LastSetpointWrite(a.ctx, p.App.ProjectID, writeSource(p.App.ID))
+	if err != nil || !ok || op.State != edge.StateWritten || op.DataPointID != p.Target || op.Priority != p.Params.Priority {
+		return
+	}
+	if p.Schedule != nil && !sameValue(op.Value, p.Schedule.At(now)) {
+		return // a boundary passed since: its value is due
+	}
+	a.wrote, a.last, a.accepted = true, op.Value, true
+	a.rt.logApp(p.App.ID, store.LogInfo, "write", fmt.Sprintf("continues on this node: the value written at %s before the move stays (not written again)",
+		op.CreatedAt.UTC().Format(time.RFC3339)), writeDetail{DataPointID: op.DataPointID, Value: op.Value, Priority: op.Priority, State: op.State, Reference: op.Reference})
+}
+
 // curveStep writes the heating curve's setpoint for the newest outdoor
 // temperature when it moved by curveStepK or more since the last write.
 func (a *appActor) curveStep(ctx actor.Context, obs []pipeline.Observation) {
@@ -283,7 +313,7 @@ const MaxRefusedWrites = 3
 func (a *appActor) write(ctx actor.Context, v *float64, why string) bool {
 	p := a.plan
 	w := edge.Write{ProjectID: p.App.ProjectID, DataPointID: p.Target, Value: v, Priority: p.Params.Priority,
-		KeepOutOfService: p.Params.KeepOutOfService, Acked: true, Source: "app:" + p.App.ID}
+		KeepOutOfService: p.Params.KeepOutOfService, Acked: true, Source: writeSource(p.App.ID)}
 	op, err := a.rt.cfg.Writer.Write(a.ctx, w)
 	d := writeDetail{DataPointID: p.Target, Value: v, Priority: p.Params.Priority, State: op.State, Reference: op.Reference,
 		PriorityArray: op.PriorityArray, OverwrittenValue: op.OverwrittenValue, Reason: op.Reason}

@@ -45,7 +45,7 @@ func (r *Runtime) Reconcile(ctx context.Context, owns func(projectID int64) bool
 			continue
 		}
 		r.cfg.Log.Info("controls app started on this node: it owns the app's project", slog.String("app", a.ID), slog.Int64("project_id", a.ProjectID))
-		if err := r.resume(ctx, a, "started on this node, which runs the project's edge connection now", "not started on the node that owns its project: "); err != nil {
+		if err := r.resume(ctx, a, "started on this node, which runs the project's edge connection now", "not started on the node that owns its project: ", true); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 	}

@@ -17,9 +17,10 @@ import (
 // two projects: Reconcile runs each active app on the node that owns its
 // project, and only there. When ownership moves, the node that lost a
 // project releases its app (no status change, no app_stop at the device:
-// the app goes on) and the one that won it starts it, which writes its
-// value again; at the next boundary each app writes once, from its new
-// node.
+// the app goes on) and the one that won it starts it, registers it on the
+// device again and takes over the value written before the move instead
+// of writing it twice; at the next boundary each app writes once, from
+// its new node.
 func TestReconcileRunsOwnedAppsAndReleasesOthers(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -55,9 +56,9 @@ func TestReconcileRunsOwnedAppsAndReleasesOthers(t *testing.T) {
 	}{{"a", a, ownsA}, {"b", b, ownsB}}
 
 	for _, step := range []struct {
-		name    string
-		flip    bool
-		written int // writes of 17 each device got by now: one per start
+		name   string
+		flip   bool
+		starts int // app_start each device got by now: one per start
 	}{
 		{"start", false, 1},
 		{"move", true, 2},
@@ -78,15 +79,24 @@ func TestReconcileRunsOwnedAppsAndReleasesOthers(t *testing.T) {
 					}
 				}
 				e.waitFor("Running", func() bool { return e.status(x.project, x.app.ID) == store.StatusRunning })
-				e.waitFor("the app's value written at its start", func() bool { return writesOf(x.dev, 17) == step.written })
-				if n := appStarts(x.dev, x.app.ID); n != step.written {
-					t.Fatalf("%d app_start, want %d", n, step.written)
+				e.waitFor("the app registered on the device", func() bool { return appStarts(x.dev, x.app.ID) == step.starts })
+				if step.flip {
+					e.waitFor("the moved app taking over its value", func() bool { return strings.Contains(e.logText(x.app.ID), "continues on this node") })
+				}
+				e.waitFor("the app's value written once", func() bool { return writesOf(x.dev, 17) == 1 })
+				if n := appStarts(x.dev, x.app.ID); n != step.starts {
+					t.Fatalf("%d app_start, want %d", n, step.starts)
 				}
 			}
 			if a.Running() != 1 || b.Running() != 1 {
 				t.Fatalf("a runs %d apps, b %d; want one each", a.Running(), b.Running())
 			}
 		})
+	}
+	for _, x := range apps {
+		if n := writesOf(x.dev, 17); n != 1 {
+			t.Fatalf("the device of project %d got %d writes of 17 over the move, want 1", x.project, n)
+		}
 	}
 	// The release sent nothing: an app_stop would have reached each
 	// device before the new node's app_start, which has arrived.

@@ -31,6 +31,10 @@ type Plan struct {
 	Input    string
 	Schedule *Schedule // schedule
 	Curve    *Curve    // heating_curve
+	// Continues: the app ran on another node of a cluster until now
+	// (Reconcile). A value that activation wrote and the device took
+	// stays; it is not written again (continueFrom).
+	Continues bool
 }
 
 // Targets are the datapoints and priorities the app writes, for the

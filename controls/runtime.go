@@ -195,7 +195,7 @@ func (r *Runtime) Resume(ctx context.Context) error {
 		return fmt.Errorf("controls apps to resume: %w", err)
 	}
 	for _, a := range apps {
-		if err := r.resume(ctx, a, "resumed after a restart of bdp serve", "not resumed after a restart: "); err != nil {
+		if err := r.resume(ctx, a, "resumed after a restart of bdp serve", "not resumed after a restart: ", false); err != nil {
 			return err
 		}
 	}
@@ -205,9 +205,10 @@ func (r *Runtime) Resume(ctx context.Context) error {
 // resume starts the actor of an active app as the store holds it, noting
 // why in its log; an app that cannot run moves to Start failed, the
 // reason after failed. Only ctx's end is an error.
-func (r *Runtime) resume(ctx context.Context, a store.ControlsApp, why, failed string) error {
+func (r *Runtime) resume(ctx context.Context, a store.ControlsApp, why, failed string, continues bool) error {
 	p, err := Prepare(ctx, r.cfg.Store, r.cfg.Catalog, a, true)
 	if err == nil {
+		p.Continues = continues
 		r.logApp(a.ID, store.LogInfo, "status_change", why, nil)
 		err = r.Start(ctx, p)
 	}

@@ -22,7 +22,6 @@ import (
 // project's topics, so the topic names the project.
 type EventLog struct {
 	st     *store.Store
-	owns   func(projectID int64) bool // nil: every project
 	log    *slog.Logger
 	queue  chan deviceAlive
 	ctx    context.Context
@@ -41,13 +40,14 @@ type deviceAlive struct {
 // wait for the database).
 const eventQueue = 256
 
-// StartEventLog subscribes to every project's alive topic. owns, when
-// set (a cluster, where every node hears every heartbeat), keeps the
-// events of the projects this node runs: each event is logged once, by
-// the node that holds the project's connection.
-func StartEventLog(broker mqtt.Broker, st *store.Store, log *slog.Logger, owns func(projectID int64) bool) (*EventLog, error) {
+// StartEventLog subscribes to every project's alive topic. In a cluster
+// every node hears every heartbeat and logs its events: the store keeps
+// each event once (store.LogDeviceEvent), and an event heard while the
+// node that runs the project's connection dies is still logged by the
+// others.
+func StartEventLog(broker mqtt.Broker, st *store.Store, log *slog.Logger) (*EventLog, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &EventLog{st: st, owns: owns, log: log.With(slog.String("part", "edge-events")), queue: make(chan deviceAlive, eventQueue), ctx: ctx, cancel: cancel}
+	l := &EventLog{st: st, log: log.With(slog.String("part", "edge-events")), queue: make(chan deviceAlive, eventQueue), ctx: ctx, cancel: cancel}
 	l.done.Add(1)
 	go l.run()
 	unsub, err := broker.Subscribe("edge/+/alive", l.received)
@@ -74,9 +74,6 @@ func (l *EventLog) received(topic string, payload []byte) {
 	projectID, err := strconv.ParseInt(p, 10, 64)
 	if !ok || !ok2 || err != nil || projectID <= 0 {
 		return
-	}
-	if l.owns != nil && !l.owns(projectID) {
-		return // another node's to log
 	}
 	if !MayHoldEvents(payload) {
 		return
@@ -125,7 +122,9 @@ func (l *EventLog) record(projectID int64, a Alive, e Event) {
 			apps = append(apps, s.ID)
 		}
 	}
-	detail := map[string]any{"event": e.Kind, "time": e.Time.UTC().Format(time.RFC3339Nano), "message": e.Message}
+	at := e.Time.UTC().Format(time.RFC3339Nano)
+	key := e.Kind + " " + at // the device's event, whichever node hears it
+	detail := map[string]any{"event": e.Kind, "time": at, "message": e.Message}
 	msg := eventTexts[e.Kind]
 	if e.Message != "" {
 		msg += ": " + e.Message
@@ -134,7 +133,7 @@ func (l *EventLog) record(projectID int64, a Alive, e Event) {
 		if !codec.IsUUID(id) {
 			continue // not a platform app (its ids are uuids)
 		}
-		if _, err := l.st.LogDeviceEvent(l.ctx, projectID, strings.ToLower(id), eventLevels[e.Kind], msg, detail); err != nil && l.ctx.Err() == nil {
+		if _, err := l.st.LogDeviceEvent(l.ctx, projectID, strings.ToLower(id), key, eventLevels[e.Kind], msg, detail); err != nil && l.ctx.Err() == nil {
 			l.log.Error("device event not logged", slog.Int64("project_id", projectID), slog.String("app_id", id), slog.Any("error", err))
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -189,4 +190,23 @@ func (s *Store) HasEdgeDevice(ctx context.Context, projectID int64) (bool, error
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mqtt_users WHERE project_id = $1 AND edge)`, projectID).Scan(&ok)
 	return ok, translate(err, "edge devices")
+}
+
+// LastSetpointWrite returns the newest setpoint operation of a project
+// that source sent ("app:<id>" for a controls app), dry runs aside;
+// false when it sent none.
+func (s *Store) LastSetpointWrite(ctx context.Context, projectID int64, source string) (SetpointOperation, bool, error) {
+	var op SetpointOperation
+	err := s.pool.QueryRow(ctx, `
+		SELECT reference::text, project_id, datapoint_id, value, priority, state, source, created_at
+		FROM setpoint_operations WHERE project_id = $1 AND source = $2 AND NOT dryrun
+		ORDER BY created_at DESC LIMIT 1`, projectID, source).
+		Scan(&op.Reference, &op.ProjectID, &op.DataPointID, &op.Value, &op.Priority, &op.State, &op.Source, &op.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return SetpointOperation{}, false, nil
+	}
+	if err != nil {
+		return SetpointOperation{}, false, translate(err, "setpoint operation")
+	}
+	return op, true, nil
 }

@@ -214,12 +214,9 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 		return serving{}, err
 	}
 	running.AddFunc("edge connections", stopEdge)
-	// Devices' crash, reload, reset and recovery events into the apps' logs.
-	var ownsProject func(int64) bool // nil on one node: every project
-	if member != nil {
-		ownsProject = member.OwnsProject
-	}
-	deviceEvents, err := edge.StartEventLog(broker, st, log, ownsProject)
+	// Devices' crash, reload, reset and recovery events into the apps'
+	// logs, once, whichever nodes hear them.
+	deviceEvents, err := edge.StartEventLog(broker, st, log)
 	if err != nil {
 		return serving{}, err
 	}
