@@ -179,6 +179,18 @@ func TestCrashReload(t *testing.T) {
 	}
 	p.waitApp("42", true, 2*time.Second)
 	p.waitApp("43", false, 2*time.Second)
+	// What the device counts for benchmarks: the write it took, and the
+	// events it delivered, each once.
+	if w := s.Writes(); len(w) != 1 || w[0].DataPointID != "sp" || w[0].Priority != 13 || show(w[0].Value) != "23" {
+		t.Errorf("writes taken: %+v, want the one of 23 at 13", w)
+	}
+	var kinds []string
+	for _, e := range s.Events() {
+		kinds = append(kinds, e.Kind+" "+e.AppID)
+	}
+	if got := strings.Join(kinds, ","); got != edge.EventCrash+" ,"+edge.EventReload+" 42" {
+		t.Errorf("delivered events: %s", got)
+	}
 	p.mu.Lock()
 	for _, e := range p.events {
 		if e.AppID == "43" {

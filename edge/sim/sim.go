@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -75,6 +76,46 @@ type Simulator struct {
 
 	mu  sync.Mutex
 	dev *device
+	// What a test or benchmark counts, the newest maxHistory each: the
+	// writes the device took and the events its delivered heartbeats
+	// carried.
+	writes    []Written
+	delivered []edge.Event
+}
+
+// Written is a write the device took.
+type Written struct {
+	Time        time.Time
+	DataPointID string
+	Priority    int
+	Value       *float64
+}
+
+// maxHistory bounds Writes and Events.
+const maxHistory = 10000
+
+// keepNewest appends to a history and drops its oldest past maxHistory.
+func keepNewest[T any](h []T, add ...T) []T {
+	h = append(h, add...)
+	if over := len(h) - maxHistory; over > 0 {
+		h = slices.Delete(h, 0, over)
+	}
+	return h
+}
+
+// Writes returns the writes the device took, oldest first.
+func (s *Simulator) Writes() []Written {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.writes)
+}
+
+// Events returns the events of the heartbeats the broker acknowledged
+// (the platform's to log), oldest first.
+func (s *Simulator) Events() []edge.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.delivered)
 }
 
 // New checks cfg and returns a simulator that is not yet connected.
@@ -320,6 +361,9 @@ func (s *Simulator) handle(client paho.Client, payload []byte) {
 		resp = edge.Response{Reference: ref, Status: edge.StatusError, Error: err.Error()}
 	} else {
 		resp, ch = s.dev.handle(now, req)
+		if req.Operation == edge.OpWrite && resp.Status == edge.StatusOK {
+			s.writes = keepNewest(s.writes, Written{Time: now, DataPointID: req.DataPointID, Priority: req.Priority, Value: copyValue(req.Value)})
+		}
 		if s.cfg.StateFile != "" && resp.Status == edge.StatusOK && req.App != nil {
 			if err := s.dev.saveState(s.cfg.StateFile); err != nil {
 				s.log.Error("edge-sim: state file not written", "err", err)
@@ -357,6 +401,7 @@ func (s *Simulator) publishAlive(client paho.Client) {
 	if s.publish(client, edge.AliveTopic(s.cfg.ProjectID), a) {
 		s.mu.Lock()
 		s.dev.takeEvents(len(a.Events))
+		s.delivered = keepNewest(s.delivered, a.Events...)
 		s.mu.Unlock()
 	}
 }
