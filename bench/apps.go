@@ -75,7 +75,7 @@ func Apps(ctx context.Context, o AppsOptions) (map[string]any, error) {
 	schedule := farSchedule(time.Now().UTC())
 	if err := forEachProject(ctx, projects, 4, func(pid int64) error {
 		for _, dp := range dps {
-			if err := createScheduleApp(ctx, p, pid, room, setpointPin, dp, schedule); err != nil {
+			if _, err := createScheduleApp(ctx, p, pid, room, setpointPin, dp, schedule); err != nil {
 				return err
 			}
 		}
@@ -177,9 +177,15 @@ func farSchedule(now time.Time) string {
 	return fmt.Sprintf(`[{"day":%q,"start":"08:00","end":"12:00","value":21}]`, day)
 }
 
+// requester sends an API request as a user of the project, or as the
+// operator: a Platform, or a Load on any deployment.
+type requester interface {
+	Do(ctx context.Context, method, path string, body, out any, asOperator bool) error
+}
+
 // roomComponent finds the catalog's room component and its
 // temperature_setpoint pin.
-func roomComponent(ctx context.Context, p *Platform) (component, pin int64, err error) {
+func roomComponent(ctx context.Context, p requester) (component, pin int64, err error) {
 	var comps []struct {
 		ID             int64  `json:"id"`
 		AlphanumericID string `json:"alphanumeric_id"`
@@ -212,8 +218,8 @@ func roomComponent(ctx context.Context, p *Platform) (component, pin int64, err 
 
 // createScheduleApp maps a room of project pid whose setpoint pin is dp,
 // gives it the schedule and a default of 17 and creates (not runs) its
-// schedule app.
-func createScheduleApp(ctx context.Context, p *Platform, pid, room, setpointPin int64, dp, schedule string) error {
+// schedule app; it answers the app's id.
+func createScheduleApp(ctx context.Context, p requester, pid, room, setpointPin int64, dp, schedule string) (string, error) {
 	var cip struct {
 		Resource struct {
 			ID int64 `json:"id"`
@@ -221,7 +227,7 @@ func createScheduleApp(ctx context.Context, p *Platform, pid, room, setpointPin 
 	}
 	base := fmt.Sprintf("/v2/project/%d/componentInProject", pid)
 	if err := p.Do(ctx, "POST", base, map[string]any{"component_id": room, "nameEN": "room " + dp}, &cip, false); err != nil {
-		return err
+		return "", err
 	}
 	id := cip.Resource.ID
 	steps := []struct {
@@ -234,16 +240,22 @@ func createScheduleApp(ctx context.Context, p *Platform, pid, room, setpointPin 
 	}
 	for _, s := range steps {
 		if err := p.Do(ctx, "POST", base+s.path, s.body, nil, false); err != nil {
-			return err
+			return "", err
 		}
 	}
 	q := url.Values{"project_id": {fmt.Sprint(pid)}, "componentinproject_id": {fmt.Sprint(id)}, "algorithm": {"schedule"}, "name": {dp}}
-	return p.Do(ctx, "POST", "/v2/controls/app?"+q.Encode(), nil, nil, false)
+	var app struct {
+		Resource struct {
+			ID string `json:"id"`
+		} `json:"resource"`
+	}
+	err := p.Do(ctx, "POST", "/v2/controls/app?"+q.Encode(), nil, &app, false)
+	return app.Resource.ID, err
 }
 
 // countRunning counts the apps whose status is Running (202) through the
 // API, project by project.
-func countRunning(ctx context.Context, p *Platform, projects []int64) (int, error) {
+func countRunning(ctx context.Context, p requester, projects []int64) (int, error) {
 	n := 0
 	for _, pid := range projects {
 		var list struct {

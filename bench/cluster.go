@@ -25,6 +25,12 @@ type ClusterOptions struct {
 	Sources      int
 	Interval     time.Duration // between upload rounds
 	Rounds       int           // upload rounds of each phase
+	// Controls apps on simulated edge devices: AppProjects projects with
+	// AppRooms schedule apps each whose value changes every minute, and
+	// CrashProjects projects with one app whose device crashes every
+	// CrashEvery.
+	AppProjects, AppRooms, CrashProjects int
+	CrashEvery                           time.Duration
 }
 
 // ClusterKeys are the figures of issue 20 in the order of its table, the
@@ -87,6 +93,12 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 			return nil, err
 		}
 	}
+	progress("cluster: %d projects with %d schedule apps each and %d with a device that crashes every %s", o.AppProjects, o.AppRooms, o.CrashProjects, o.CrashEvery)
+	apps, err := startClusterApps(ctx, load, svc.MQTT.URL, o.AppProjects, o.AppRooms, o.CrashProjects, o.CrashEvery)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = apps.close(context.Background()) }()
 	live, err := load.SubscribeLive(ctx, svc.MQTT.URL)
 	if err != nil {
 		return nil, err
@@ -102,13 +114,24 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 	}
 	liveSteady := live.Ratio(steadyFrom, load.Rounds(), 10*time.Second)
 
-	// kill -9 of a while the feed goes on through b and c.
+	// kill -9 of a while the feed goes on through b and c, two seconds
+	// before a minute: the schedule apps' boundary falls into the
+	// failover.
+	if err := sleepUntil(ctx, time.Now().Add(2*time.Second).Truncate(time.Minute).Add(time.Minute-2*time.Second)); err != nil {
+		return nil, err
+	}
 	before, err := view(ctx, nodes["b"].HTTP)
 	if err != nil {
 		return nil, err
 	}
 	onA := before.held("a")
-	progress("cluster: kill -9 of node a, which runs %d virtual datapoints", onA)
+	edgesOnA := 0
+	for _, m := range before.Members {
+		if m.NodeID == "a" {
+			edgesOnA = m.EdgeConnections
+		}
+	}
+	progress("cluster: kill -9 of node a, which runs %d virtual datapoints and %d edge connections", onA, edgesOnA)
 	load.opts.HTTP = urls("a")
 	feedDone := make(chan error, 1)
 	failoverFrom := load.Rounds()
@@ -170,9 +193,18 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 	if err := load.Feed(ctx, o.Rounds, o.Interval); err != nil {
 		return nil, err
 	}
-	progress("cluster: verifying every output")
+	progress("cluster: verifying every output, write and event")
 	verdict, err := load.Verify(ctx, time.Minute)
 	if err != nil {
+		return nil, err
+	}
+	apps.stopCrashes()
+	writesMost, writesFewest := apps.writesPerMinute(time.Now())
+	eventsMost, eventsFewest, events, err := apps.eventsLogged(ctx, 15*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if err := apps.close(ctx); err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
@@ -187,25 +219,41 @@ func RunCluster(ctx context.Context, o ClusterOptions, progress func(string, ...
 		return nil, err
 	}
 	return map[string]any{
-		"key_order":                ClusterKeys,
-		"outputs_missing":          verdict.OutputsMissing,
-		"outputs_different":        verdict.OutputsDifferent,
-		"acked_lost":               verdict.AckedLost,
-		"failover_max_s":           round3(all.Seconds()),
-		"failover_p50_s":           round3(half.Seconds()),
-		"outputs_after_stop":       verdict.OutputsAfterStop,
-		"command_p99_ms":           round3(float64(load.CommandP99().Microseconds()) / 1000),
-		"moved_on_rejoin_fraction": round3(float64(rejoined.movedIn("a")) / float64(running)),
-		"cluster_vs_single_ratio":  round3(costRatio),
-		"live_ratio_steady":        round3(liveSteady),
-		"live_ratio_failover":      round3(liveFailover),
-		"moved_on_kill":            onA,
-		"nodes":                    3,
-		"vdps":                     o.VDPs,
-		"sources":                  o.Sources,
-		"rounds":                   load.rounds,
-		"scenario":                 "cluster",
+		"key_order":                      ClusterKeys,
+		"outputs_missing":                verdict.OutputsMissing,
+		"outputs_different":              verdict.OutputsDifferent,
+		"acked_lost":                     verdict.AckedLost,
+		"failover_max_s":                 round3(all.Seconds()),
+		"failover_p50_s":                 round3(half.Seconds()),
+		"outputs_after_stop":             verdict.OutputsAfterStop,
+		"writes_per_boundary_max":        writesMost,
+		"writes_per_boundary_min":        writesFewest,
+		"events_logged_per_event_max":    eventsMost,
+		"events_logged_per_event_min":    eventsFewest,
+		"device_events":                  events,
+		"command_p99_ms":                 round3(float64(load.CommandP99().Microseconds()) / 1000),
+		"moved_on_rejoin_fraction":       round3(float64(rejoined.movedIn("a")) / float64(running)),
+		"cluster_vs_single_ratio":        round3(costRatio),
+		"live_ratio_steady":              round3(liveSteady),
+		"live_ratio_failover":            round3(liveFailover),
+		"moved_on_kill":                  onA,
+		"edge_connections_moved_on_kill": edgesOnA,
+		"nodes":                          3,
+		"vdps":                           o.VDPs,
+		"sources":                        o.Sources,
+		"rounds":                         load.rounds,
+		"scenario":                       "cluster",
 	}, nil
+}
+
+// sleepUntil waits until t or the end of ctx.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(t)):
+		return nil
+	}
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
@@ -216,6 +264,7 @@ type clusterStatus struct {
 		NodeID            string `json:"node_id"`
 		Answered          bool   `json:"answered"`
 		VirtualDatapoints int    `json:"virtual_datapoints"`
+		EdgeConnections   int    `json:"edge_connections"`
 		MovedIn           int    `json:"moved_in"`
 	} `json:"members"`
 }

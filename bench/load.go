@@ -428,6 +428,21 @@ func (l *Load) Close(ctx context.Context) error {
 	return nil
 }
 
+// Do sends a request with a JSON body (nil: none) to a node at random,
+// as the harness's user or the operator, and decodes a 2xx answer into
+// out (nil: dropped).
+func (l *Load) Do(ctx context.Context, method, path string, body, out any, asOperator bool) error {
+	text := ""
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	return l.send(ctx, method, path, text, out, asOperator)
+}
+
 func (l *Load) do(ctx context.Context, method, path, body string, out any) error {
 	return l.send(ctx, method, path, body, out, false)
 }

@@ -34,6 +34,10 @@ func runCluster(ctx context.Context, args []string) (map[string]any, error) {
 	fs.IntVar(&o.Sources, "sources", 30, "source datapoints")
 	fs.IntVar(&o.Rounds, "rounds", 20, "upload rounds per phase (every source once each)")
 	fs.DurationVar(&o.Interval, "interval", 100*time.Millisecond, "between upload rounds")
+	fs.IntVar(&o.AppProjects, "app-projects", 6, "projects with a simulated edge device and schedule apps whose value changes every minute")
+	fs.IntVar(&o.AppRooms, "app-rooms", 2, "schedule apps per project")
+	fs.IntVar(&o.CrashProjects, "crash-projects", 3, "projects with one app whose simulated device crashes every -crash-every")
+	fs.DurationVar(&o.CrashEvery, "crash-every", 10*time.Second, "how often those devices crash")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
