@@ -22,7 +22,7 @@ import (
 // entries of each event the devices delivered.
 type clusterApps struct {
 	load     *Load
-	broker   string // the devices connect here
+	broker   string                   // the devices connect here
 	writers  map[int64]*sim.Simulator // project -> device of the schedule apps
 	crashing map[int64]*sim.Simulator // project -> device that crashes
 	apps     map[int64][]string       // project -> its apps' ids

@@ -39,7 +39,7 @@ type testNode struct {
 	parts  *node.Parts
 }
 
-func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string) *testNode {
+func startNode(t *testing.T, st *store.Store, etcd string, name string) *testNode {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -53,7 +53,7 @@ func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, err := Join(system, Config{Etcd: []string{etcd.Endpoint}, NodeID: name, CommandTimeout: 20 * time.Second}, log)
+	member, err := Join(system, Config{Etcd: []string{etcd}, NodeID: name, CommandTimeout: 20 * time.Second}, log)
 	if err != nil {
 		parts.Stop(10 * time.Second)
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func startNode(t *testing.T, st *store.Store, etcd *etcdtest.Server, name string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		(&Reconciler{Member: member, Engine: core.Engine, Store: st, Log: log, Every: time.Second}).Run(rctx)
+		_ = (&Reconciler{Member: member, Engine: core.Engine, Store: st, Log: log, Every: time.Second}).Run(rctx)
 	}()
 	parts.AddFunc("reconciler", func() { stopReconciler(); <-done })
 	n := &testNode{name: name, engine: core.Engine, member: member, runner: runner, parts: parts}
@@ -172,8 +172,8 @@ func TestEachVirtualDatapointRunsOnItsOwnerOnly(t *testing.T) {
 	st, _ := storetest.Open(t, testPG)
 	tenant := storetest.NewTenant(t, st, "cl")
 	etcd := etcdtest.Start(t)
-	a := startNode(t, st, etcd, "a")
-	b := startNode(t, st, etcd, "b")
+	a := startNode(t, st, etcd.Endpoint, "a")
+	b := startNode(t, st, etcd.Endpoint, "b")
 	nodes := []*testNode{a, b}
 	waitFor(t, 20*time.Second, "both members see two members", seeMembers(nodes, 2))
 
@@ -262,8 +262,8 @@ func TestStartOnAMemberThatDoesNotOwnIsRefused(t *testing.T) {
 	st, _ := storetest.Open(t, testPG)
 	tenant := storetest.NewTenant(t, st, "cl")
 	etcd := etcdtest.Start(t)
-	a := startNode(t, st, etcd, "a")
-	b := startNode(t, st, etcd, "b")
+	a := startNode(t, st, etcd.Endpoint, "a")
+	b := startNode(t, st, etcd.Endpoint, "b")
 	nodes := []*testNode{a, b}
 	waitFor(t, 20*time.Second, "both members see two members", seeMembers(nodes, 2))
 	for _, v := range createVDPs(t, st, tenant.Project.ID, 8) {
@@ -288,7 +288,7 @@ func TestALostStartIsTakenOver(t *testing.T) {
 	st, _ := storetest.Open(t, testPG)
 	tenant := storetest.NewTenant(t, st, "cl")
 	etcd := etcdtest.Start(t)
-	a := startNode(t, st, etcd, "a")
+	a := startNode(t, st, etcd.Endpoint, "a")
 	waitFor(t, 20*time.Second, "a sees itself", seeMembers([]*testNode{a}, 1))
 	v := createVDPs(t, st, tenant.Project.ID, 1)[0]
 	if _, err := st.ChangeVDPStatus(context.Background(), v.ProjectID, v.DataPointID, store.StatusChange{Code: store.StatusStarting}); err != nil {

@@ -96,6 +96,10 @@ type Member struct {
 	changed chan struct{}     // a token when the topology changed since it was last taken
 
 	moves // what the reconciler moved
+
+	lease     *lease             // this member's own (lease.go)
+	stopLease context.CancelFunc // ends the lease's goroutines
+	loops     sync.WaitGroup     // the lease's goroutines
 }
 
 // Join starts the node's remote and joins the cluster in etcd. The
@@ -130,6 +134,12 @@ func Join(system *actor.ActorSystem, cfg Config, log *slog.Logger) (m *Member, e
 		}
 	}()
 	c.StartMember()
+	leaseCtx, stopLease := context.WithCancel(context.Background())
+	m.stopLease = stopLease
+	if err := m.startLease(leaseCtx); err != nil {
+		stopLease()
+		return nil, fmt.Errorf("cluster: etcd client: %w", err)
+	}
 	log.Info("joined the cluster", slog.String("cluster", cfg.Name), slog.String("node", cfg.NodeID),
 		slog.String("address", system.Address()))
 	return m, nil
@@ -142,11 +152,16 @@ func (m *Member) setTopology(members []*cluster.Member) {
 	m.owners.UpdateMembers(members)
 	m.members = members
 	m.mu.Unlock()
+	m.log.Info("cluster topology", slog.Int("members", len(members)))
+	m.notify()
+}
+
+// notify tells Changes that what this member owns may have changed.
+func (m *Member) notify() {
 	select {
 	case m.changed <- struct{}{}:
 	default: // one token stands for every change not yet taken
 	}
-	m.log.Info("cluster topology", slog.Int("members", len(members)))
 }
 
 // Changes receives a token when the topology has changed.
@@ -159,9 +174,12 @@ func (m *Member) Address() string { return m.system.Address() }
 func (m *Member) NodeID() string { return m.cfg.NodeID }
 
 // Owner answers the address of the member that owns an identity, and
-// whether that is this one. With no topology yet (just joined) it owns
-// nothing: an empty address.
+// whether that is this one. With no topology yet (just joined), or cut
+// off from etcd (lease.go), it owns nothing: an empty address.
 func (m *Member) Owner(identity string) (address string, self bool) {
+	if m.CutOff() {
+		return "", false
+	}
 	m.mu.Lock()
 	address = m.owners.GetByClusterIdentity(&cluster.ClusterIdentity{Kind: placementKind, Identity: identity})
 	m.mu.Unlock()
@@ -185,6 +203,8 @@ func (m *Member) Members() []string {
 // afterwards).
 func (m *Member) Leave(ctx context.Context) {
 	m.system.EventStream.Unsubscribe(m.events)
+	m.stopLease()
+	m.loops.Wait()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -36,8 +36,10 @@ type Reconciler struct {
 	stalled map[actors.Key]bool
 }
 
-// Run reconciles until ctx ends.
-func (r *Reconciler) Run(ctx context.Context) {
+// Run reconciles until ctx ends (nil), or until the member is dropped
+// from the cluster (ErrDropped, lease.go); it has stopped everything it
+// ran then.
+func (r *Reconciler) Run(ctx context.Context) error {
 	every := r.Every
 	if every <= 0 {
 		every = 10 * time.Second
@@ -51,7 +53,9 @@ func (r *Reconciler) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return nil
+		case <-r.Member.Dropped():
+			return ErrDropped
 		case <-r.Member.Changes():
 		case <-tick.C:
 		}

@@ -209,6 +209,9 @@ func (r *Runner) ask(ctx context.Context, addr string, msg proto.Message) (time.
 // askAny sends a command to the member at addr and waits for its answer,
 // within the context's deadline and the configured command timeout.
 func (r *Runner) askAny(ctx context.Context, addr string, msg proto.Message) (any, error) {
+	if addr == "" && r.member.CutOff() {
+		return nil, &fault.Error{Kind: fault.Unavailable, Msg: "this node has lost etcd and runs nothing until it reaches it again; try another node"}
+	}
 	if addr == "" {
 		return nil, &fault.Error{Kind: fault.Unavailable, Msg: "no member of the cluster is known yet; try again"}
 	}

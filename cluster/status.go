@@ -109,6 +109,7 @@ func statusOf(ns *clusterpb.NodeStatus, self bool) MemberStatus {
 // /metrics.
 type moves struct {
 	movedIn, movedOut atomic.Int64
+	cutOffs           atomic.Int64 // times this member lost etcd (lease.go)
 }
 
 // registerMetrics exports the membership and the moves.
@@ -121,7 +122,10 @@ func (m *Member) registerMetrics(reg prometheus.Registerer) error {
 	out := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "bdp_cluster_moved_out_total",
 		Help: "Virtual datapoints stopped on this node because another member owns them now."},
 		func() float64 { return float64(m.movedOut.Load()) })
-	for _, c := range []prometheus.Collector{members, in, out} {
+	cut := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "bdp_cluster_cut_offs_total",
+		Help: "Times this node lost etcd for longer than its lease allows and stopped what it ran (it runs its share again once etcd answers)."},
+		func() float64 { return float64(m.cutOffs.Load()) })
+	for _, c := range []prometheus.Collector{members, in, out, cut} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -94,8 +94,9 @@ func runServe(ctx context.Context) error {
 	resumeCtx, stopResume := context.WithCancel(context.Background())
 	g.Add(func() error {
 		if app.reconciler != nil {
-			app.reconciler.Run(resumeCtx) // this member's share, as the members change
-			return nil
+			// This member's share, as the members change; dropped from
+			// the cluster (etcd lost too long), the node exits.
+			return app.reconciler.Run(resumeCtx)
 		}
 		if err := actors.Resume(resumeCtx, app.engine, st, log, cfg.ResumeConcurrency); err != nil && resumeCtx.Err() == nil {
 			log.Error("resume virtual datapoints", slog.Any("error", err))
