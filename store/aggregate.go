@@ -35,32 +35,67 @@ import (
 // ReadSampled's fallback and its answer work alike on both paths.
 var errAggregateOverflow = &pgconn.PgError{Code: "22003", Message: "value out of range: overflow"}
 
-// aggregateBins answers what ReadSampled's SQL answers for pts (ascending
-// by time, one per time) in [start, end): one point per interval that
-// holds observations (distinct: one per value), in ascending order.
-// wide is aggregateWideSQL's variant.
-func aggregateBins(pts []Point, every time.Duration, origin time.Time, agg Aggregation, wide bool) ([]Point, error) {
+// pointSource yields points in ascending time order, one per time;
+// false at the end.
+type pointSource func() (Point, bool, error)
+
+// slicePoints is a pointSource over points already read.
+func slicePoints(pts []Point) pointSource {
+	i := 0
+	return func() (Point, bool, error) {
+		if i == len(pts) {
+			return Point{}, false, nil
+		}
+		i++
+		return pts[i-1], true, nil
+	}
+}
+
+// aggregateBins answers what ReadSampled's SQL answers for the points of
+// next: one point per interval that holds observations (distinct: one
+// per value), in ascending order; wide is aggregateWideSQL's variant. It
+// holds one interval's values at a time.
+func aggregateBins(next pointSource, every time.Duration, origin time.Time, agg Aggregation, wide bool) ([]Point, error) {
 	step := every.Microseconds()
 	var out []Point
 	var values []float64
-	for i := 0; i < len(pts); {
-		bin := binMicros(pts[i].Time, step, origin)
-		values = values[:0]
-		for ; i < len(pts) && binMicros(pts[i].Time, step, origin) == bin; i++ {
-			values = append(values, pts[i].Value)
+	bin := int64(0)
+	flush := func() error {
+		if len(values) == 0 {
+			return nil
 		}
 		at := time.UnixMicro(bin).UTC()
 		if agg == Distinct {
 			for _, v := range distinctValues(values) {
 				out = append(out, Point{Time: at, Value: v})
 			}
-			continue
+			if len(out) > MaxReadPoints {
+				return ErrOverReadLimit
+			}
+			return nil
 		}
 		v, err := aggregateValues(values, agg, wide)
+		out = append(out, Point{Time: at, Value: v})
+		return err
+	}
+	for {
+		p, ok, err := next()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Point{Time: at, Value: v})
+		if !ok {
+			break
+		}
+		if b := binMicros(p.Time, step, origin); b != bin || len(values) == 0 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			bin, values = b, values[:0]
+		}
+		values = append(values, p.Value)
+	}
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -239,14 +274,21 @@ func distinctValues(values []float64) []float64 {
 	return slices.CompactFunc(values, func(a, b float64) bool { return a == b })
 }
 
-// sampleFromPoints is ReadSampled over points already read (ascending by
-// time, one per time, all in the range): the aggregates, the wide variant
-// where PostgreSQL's would overflow or answer an infinity, and the same
+// sampleFrom is ReadSampled over the points a source yields: the
+// aggregates, the wide variant where PostgreSQL's would overflow or
+// answer an infinity (of a source made anew: src makes one), and the same
 // answers and errors.
-func sampleFromPoints(pts []Point, every time.Duration, origin time.Time, agg Aggregation) ([]Point, error) {
-	out, err := aggregateBins(pts, every, origin, agg, false)
+func sampleFrom(src func() (pointSource, error), every time.Duration, origin time.Time, agg Aggregation) ([]Point, error) {
+	next, err := src()
+	if err != nil {
+		return nil, err
+	}
+	out, err := aggregateBins(next, every, origin, agg, false)
 	if _, ok := aggregateWideSQL[agg]; ok && (isOutOfRange(err) || (err == nil && anyInfinite(out))) {
-		out, err = aggregateBins(pts, every, origin, agg, true)
+		if next, err = src(); err != nil {
+			return nil, err
+		}
+		out, err = aggregateBins(next, every, origin, agg, true)
 	}
 	return out, err
 }

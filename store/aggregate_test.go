@@ -10,7 +10,7 @@ import (
 
 // The Go aggregates answer PostgreSQL's bits: random series of the kinds
 // buildings send, and the overflow cases, each read sampled by SQL over
-// rows and by sampleFromPoints over the same rows read raw.
+// rows and by sampleFrom over the same rows read raw.
 func TestGoAggregatesEqualPostgreSQL(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
@@ -51,7 +51,7 @@ func TestGoAggregatesEqualPostgreSQL(t *testing.T) {
 		for _, every := range []time.Duration{7 * time.Minute, time.Hour, 24 * time.Hour} {
 			for _, agg := range Aggregations {
 				want, wantErr := s.ReadSampled(ctx, dp, start, end, every, SampleOrigin, agg)
-				got, gotErr := sampleFromPoints(raw, every, SampleOrigin, agg)
+				got, gotErr := sampleFrom(func() (pointSource, error) { return slicePoints(raw), nil }, every, SampleOrigin, agg)
 				if (wantErr != nil) != (gotErr != nil) || (wantErr != nil && !isOutOfRange(gotErr)) {
 					t.Errorf("%s %s every %s: SQL error %v, Go error %v", name, agg, every, wantErr, gotErr)
 					continue

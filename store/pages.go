@@ -38,16 +38,27 @@ func (s *Store) ReadPages(ctx context.Context, reqs []PageRequest) ([][]Point, e
 
 // pagesSQL reads, for each request (its index i), its datapoint's page
 // through the primary key, newest or oldest first: one index range scan
-// per request, as ReadPage and ReadPageBefore do each on their own.
+// per request, as ReadPage and ReadPageBefore do each on their own, and
+// the sealed chunks that hold its first points (mergedSQL). Rows: (i,
+// time, value, NULL) of the head, (i, first_time, 0, data) of a chunk.
 const pagesSQL = `
-SELECT r.i, o.time, o.value
-FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::int[])
-       AS r(project, name, since, before, lim, i)
-JOIN datapoints d ON d.project_id = r.project AND d.datapoint_id = r.name
+WITH r AS MATERIALIZED (
+  SELECT r.*, d.id AS dp
+  FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::int[])
+         AS r(project, name, since, before, lim, i)
+  JOIN datapoints d ON d.project_id = r.project AND d.datapoint_id = r.name)
+SELECT r.i, o.time, o.value, NULL::bytea FROM r
 CROSS JOIN LATERAL (
   SELECT time, value FROM observations
-  WHERE datapoint = d.id AND time >= r.since AND time < r.before
-  ORDER BY time %s LIMIT r.lim) o`
+  WHERE datapoint = r.dp AND time >= r.since AND time < r.before
+  ORDER BY time %[1]s LIMIT r.lim) o
+UNION ALL
+SELECT r.i, c.first_time, 0, c.data FROM r
+CROSS JOIN LATERAL (
+  SELECT first_time, data, sum(n) OVER w - n - first_value(n) OVER w AS before
+  FROM observation_chunks WHERE datapoint = r.dp AND first_time < r.before AND last_time >= r.since
+  WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
+WHERE c.before < r.lim`
 
 func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, pages [][]Point) error {
 	var projects []int64
@@ -76,11 +87,18 @@ func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, 
 		return fmt.Errorf("read observations: %w", err)
 	}
 	defer rows.Close()
+	chunks := map[int32][][]byte{}
 	var i int32
 	var p Point
+	var data []byte
 	for rows.Next() {
-		if err := rows.Scan(&i, &p.Time, &p.Value); err != nil {
+		if err := rows.Scan(&i, &p.Time, &p.Value, &data); err != nil {
 			return fmt.Errorf("read observations: %w", err)
+		}
+		if data != nil {
+			chunks[i] = append(chunks[i], data)
+			data = nil // Scan reuses a non-nil buffer
+			continue
 		}
 		pages[i] = append(pages[i], p)
 	}
@@ -89,14 +107,20 @@ func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, 
 	}
 	// The rows of one lateral come in its order in practice, but SQL
 	// promises no order without ORDER BY over the whole result.
-	cmpTime := func(a, b Point) int { return a.Time.Compare(b.Time) }
-	if newest {
-		cmpTime = func(a, b Point) int { return b.Time.Compare(a.Time) }
-	}
 	for _, j := range index {
-		if !slices.IsSortedFunc(pages[j], cmpTime) {
-			slices.SortFunc(pages[j], cmpTime)
+		slices.SortFunc(pages[j], func(a, b Point) int { return a.Time.Compare(b.Time) })
+		if len(chunks[j]) == 0 {
+			if newest {
+				slices.Reverse(pages[j])
+			}
+			continue
 		}
+		r := reqs[j]
+		merged, err := s.finishMerged(pages[j], chunks[j], r.From, r.To, newest, r.Limit)
+		if err != nil {
+			return err
+		}
+		pages[j] = merged
 	}
 	return nil
 }

@@ -86,10 +86,12 @@ func (s *Store) DeleteProject(ctx context.Context, id int64) (Project, error) {
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		// Observations have no foreign key (it would slow ingestion), so
 		// they go first, by hand.
-		_, err := tx.Exec(ctx, `DELETE FROM observations WHERE datapoint IN (SELECT id FROM datapoints WHERE project_id = $1)`, id)
-		if err != nil {
-			return err
+		for _, table := range []string{"observations", "observation_chunks"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE datapoint IN (SELECT id FROM datapoints WHERE project_id = $1)`, id); err != nil {
+				return err
+			}
 		}
+		var err error
 		p, err = scanProject(tx.QueryRow(ctx, `DELETE FROM projects WHERE id = $1 RETURNING `+projectColumns, id))
 		return err
 	})

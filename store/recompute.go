@@ -87,6 +87,12 @@ func (s *Store) ReplaceOutputs(ctx context.Context, projectID int64, dataPointID
 		return err
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
+		// Sealed chunks that overlap the period go back to rows first, so
+		// the period is replaced in the head alone (the sealer seals it
+		// again later).
+		if err := s.unsealRange(ctx, tx, id, start, end); err != nil {
+			return fmt.Errorf("unseal outputs: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3`,
 			id, start, end); err != nil {
 			return fmt.Errorf("delete outputs: %w", err)

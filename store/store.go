@@ -31,8 +31,9 @@ var migrations embed.FS
 
 // Store is the PostgreSQL-backed state of the platform.
 type Store struct {
-	pool  *pgxpool.Pool
-	parts partitions
+	pool   *pgxpool.Pool
+	parts  partitions
+	codecs codecPool // for sealed chunks (chunks.go)
 }
 
 // Open connects to the database at url and checks that it answers.
@@ -56,7 +57,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{pool: pool, parts: partitions{known: map[time.Time]bool{}}}, nil
+	return &Store{pool: pool, parts: partitions{known: map[time.Time]bool{}}, codecs: newCodecPool(2 * runtime.NumCPU())}, nil
 }
 
 // Close waits for queries in flight and closes every connection.

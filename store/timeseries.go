@@ -93,12 +93,14 @@ type ReadQuery struct {
 // before end: where its newest n observations begin. ok is false when it
 // has fewer than n there.
 func (s *Store) StartOfNewest(ctx context.Context, datapoint int64, end time.Time, n int) (t time.Time, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT time FROM observations WHERE datapoint = $1 AND time < $2
-		ORDER BY time DESC OFFSET $3 LIMIT 1`, datapoint, end, n-1).Scan(&t)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if n <= 0 {
 		return time.Time{}, false, nil
 	}
-	return t, err == nil, err
+	pts, err := s.readMerged(ctx, datapoint, time.Time{}, end, true, n)
+	if err != nil || len(pts) < n {
+		return time.Time{}, false, err
+	}
+	return pts[n-1].Time, true, nil
 }
 
 // ReadObservations answers a ReadQuery in ascending time order:
@@ -114,41 +116,17 @@ func (s *Store) ReadObservations(ctx context.Context, datapoint int64, q ReadQue
 	if q.Max > 0 && q.Max <= MaxReadPoints && (q.Start.IsZero() || q.End.IsZero()) {
 		limit = q.Max
 	}
-	// One statement per shape rather than one with optional bounds: each
-	// plans to a plain index-only range scan, pruned to the partitions of
-	// its range, and the open-start shapes walk the index backwards so
-	// LIMIT stops them after the newest rows.
-	var (
-		sql  string
-		args []any
-		desc bool
-	)
-	switch {
-	case !q.Start.IsZero() && !q.End.IsZero():
-		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time LIMIT $4`
-		args = []any{datapoint, q.Start, q.End, limit}
-	case !q.Start.IsZero():
-		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 ORDER BY time LIMIT $3`
-		args = []any{datapoint, q.Start, limit}
-	case !q.End.IsZero():
-		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time < $2 ORDER BY time DESC LIMIT $3`
-		args, desc = []any{datapoint, q.End, limit}, true
-	default:
-		sql = `SELECT time, value FROM observations WHERE datapoint = $1 ORDER BY time DESC LIMIT $2`
-		args, desc = []any{datapoint, limit}, true
-	}
-	capHint := limit
-	if capHint > 4096 {
-		capHint = 4096 // a guess; a range read may hold far fewer rows
-	}
-	pts, err := s.collectPoints(ctx, capHint, sql, args...)
+	// From the start when there is one, else back from the end (or the
+	// newest): LIMIT stops the scan after the rows it needs.
+	newest := q.Start.IsZero()
+	pts, err := s.readMerged(ctx, datapoint, q.Start, q.End, newest, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read observations: %w", err)
 	}
 	if len(pts) > MaxReadPoints {
 		return nil, ErrOverReadLimit
 	}
-	if desc {
+	if newest {
 		slices.Reverse(pts)
 	}
 	return pts, nil
@@ -260,7 +238,7 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 			GROUP BY bin, value LIMIT ` + strconv.Itoa(MaxReadPoints+1)
 		}
 		read := func(from, to time.Time) ([]Point, error) {
-			return s.collectPoints(ctx, capHint, sql, datapoint, every, from, to, origin)
+			return s.readSampledRange(ctx, datapoint, sql, every, from, to, origin, agg, capHint)
 		}
 		if mid, ok := splitPoint(start, end, every, origin); ok {
 			return readHalves(mid, start, end, read)
@@ -287,6 +265,48 @@ func (s *Store) ReadSampled(ctx context.Context, datapoint int64, start, end tim
 		return cmp.Compare(a.Value, b.Value) // distinct: ascending values
 	})
 	return pts, nil
+}
+
+// sampledSQL is a sampled read of [$3, $4) in one statement: PostgreSQL's
+// aggregates (%s) when no sealed chunk overlaps the range; else the head's
+// rows and the chunks, aggregated in Go (aggregate.go) with the same
+// answers. The EXISTS tests are one-time filters: the other part is not
+// run.
+const sampledSQL = `
+WITH c AS MATERIALIZED (
+  SELECT first_time, data FROM observation_chunks WHERE datapoint = $1 AND first_time < $4 AND last_time >= $3)
+SELECT a.*, NULL::bytea FROM (%s) a WHERE NOT EXISTS (SELECT 1 FROM c)
+UNION ALL
+SELECT time, value, NULL FROM (
+  SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4 ORDER BY time) h
+WHERE EXISTS (SELECT 1 FROM c)
+UNION ALL
+SELECT first_time, 0, data FROM c`
+
+// readSampledRange runs one sampled read (sampledSQL around aggSQL) of
+// [from, to).
+func (s *Store) readSampledRange(ctx context.Context, datapoint int64, aggSQL string, every time.Duration, from, to, origin time.Time, agg Aggregation, capHint int) ([]Point, error) {
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(sampledSQL, aggSQL), datapoint, every, from, to, origin)
+	if err != nil {
+		return nil, err
+	}
+	head, chunks, err := collectMerged(rows, capHint)
+	if err != nil || len(chunks) == 0 {
+		return head, err
+	}
+	var releases []func()
+	defer func() {
+		for _, release := range releases {
+			release()
+		}
+	}()
+	return sampleFrom(func() (pointSource, error) {
+		next, release, err := s.mergedSource(head, chunks, from, to)
+		if err == nil {
+			releases = append(releases, release)
+		}
+		return next, err
+	}, every, origin, agg)
 }
 
 // isOutOfRange tells a float8 overflow in PostgreSQL (numeric value out of
@@ -370,50 +390,36 @@ func binMicros(t time.Time, step int64, origin time.Time) int64 {
 }
 
 // CountObservations counts the observations of a datapoint in
-// [start, end), stopping at upTo (upTo ≤ 0: no stop). Auto sampling only
+// [start, end), stopping at upTo (upTo ≤ 0: at MaxReadPoints+1). Auto sampling only
 // needs to know whether there are at least N, which stays cheap on a
 // range of millions.
 func (s *Store) CountObservations(ctx context.Context, datapoint int64, start, end time.Time, upTo int64) (int64, error) {
-	var limit *int64 // NULL: LIMIT ALL
-	if upTo > 0 {
-		limit = &upTo
+	if upTo <= 0 || upTo > MaxReadPoints {
+		upTo = MaxReadPoints + 1 // the count is read: bounded like a read
 	}
-	var n int64
-	err := s.pool.QueryRow(ctx, `
-		SELECT count(*) FROM (SELECT 1 FROM observations
-		                      WHERE datapoint = $1 AND time >= $2 AND time < $3 LIMIT $4) o`,
-		datapoint, start, end, limit).Scan(&n)
+	pts, err := s.readMerged(ctx, datapoint, start, end, false, int(upTo))
 	if err != nil {
 		return 0, fmt.Errorf("count observations: %w", err)
 	}
-	return n, nil
+	return int64(len(pts)), nil
 }
 
 // ObservationSpan returns the times of the first and the last observation
 // of a datapoint in [start, end); a zero start or end leaves that side
 // open. ok is false when there is none.
 func (s *Store) ObservationSpan(ctx context.Context, datapoint int64, start, end time.Time) (first, last time.Time, ok bool, err error) {
-	var lo, hi any = "-infinity", "infinity"
-	if !start.IsZero() {
-		lo = start
+	// One read from each end of the range. Sealing changes where points
+	// are, not which: the two reads agree but for writes between them.
+	var ends [2][]Point
+	for i, newest := range []bool{false, true} {
+		if ends[i], err = s.readMerged(ctx, datapoint, start, end, newest, 1); err != nil {
+			return time.Time{}, time.Time{}, false, fmt.Errorf("observation span: %w", err)
+		}
 	}
-	if !end.IsZero() {
-		hi = end
-	}
-	// Two index probes, one from each end of the range.
-	var f, l *time.Time
-	err = s.pool.QueryRow(ctx, `
-		SELECT (SELECT time FROM observations WHERE datapoint = $1 AND time >= $2::timestamptz AND time < $3::timestamptz
-		        ORDER BY time LIMIT 1),
-		       (SELECT time FROM observations WHERE datapoint = $1 AND time >= $2::timestamptz AND time < $3::timestamptz
-		        ORDER BY time DESC LIMIT 1)`, datapoint, lo, hi).Scan(&f, &l)
-	if err != nil {
-		return time.Time{}, time.Time{}, false, fmt.Errorf("observation span: %w", err)
-	}
-	if f == nil || l == nil {
+	if len(ends[0]) == 0 || len(ends[1]) == 0 {
 		return time.Time{}, time.Time{}, false, nil
 	}
-	return *f, *l, true, nil
+	return ends[0][0].Time, ends[1][0].Time, true, nil
 }
 
 // CurrencyRates returns the exchange-rate table: currency code to the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -219,9 +220,24 @@ func (s *Store) DeleteVDP(ctx context.Context, projectID int64, dataPointID stri
 		}
 		// Observations have no foreign key (it would slow ingestion), so
 		// they go by the id the datapoint had; its tags cascade.
-		_, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM datapoints WHERE project_id = $1 AND datapoint_id = $2 RETURNING id)
-			DELETE FROM observations WHERE datapoint IN (SELECT id FROM gone)`, projectID, dataPointID)
-		return err
+		var id int64
+		err := tx.QueryRow(ctx, `DELETE FROM datapoints WHERE project_id = $1 AND datapoint_id = $2 RETURNING id`, projectID, dataPointID).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// The head first, then the chunks, each its own statement: a seal
+		// of the datapoint that commits meanwhile is then seen by the
+		// second (the order a seal takes its rows in, so neither waits
+		// for the other in a circle).
+		for _, table := range []string{"observations", "observation_chunks"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE datapoint = $1`, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return v, translate(err, "virtual datapoint")
 }

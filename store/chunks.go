@@ -1,0 +1,255 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/openbdp/bdp/store/chunkenc"
+)
+
+// Compact storage (issue 21). A datapoint's observations live in two
+// places: the head, the partitioned row table observations, where every
+// write lands; and sealed chunks, observation_chunks, one row per run of
+// up to ChunkPoints points of one datapoint within one week, compressed by
+// chunkenc. The sealer (sealer.go) moves closed weeks from the head into
+// chunks, in transactions that delete the rows they put into a chunk.
+//
+// Every read is one statement over both, so it sees one snapshot: a seal
+// committing meanwhile is either wholly in it or not at all, and no point
+// is seen twice or missed. A late write into a sealed week lands in the
+// head; where the head and a chunk hold the same time, the head wins (it
+// is the newer write), until the sealer merges them.
+
+// ChunkPoints bounds the points of one chunk: a week of one-minute data
+// (10,080) fits in one; denser data takes several.
+const ChunkPoints = 16384
+
+// codecPool lends chunk codecs: each holds a zstd encoder and decoder,
+// costly to make, and serves one caller at a time.
+type codecPool struct{ idle chan *chunkenc.Codec }
+
+func newCodecPool(size int) codecPool { return codecPool{idle: make(chan *chunkenc.Codec, size)} }
+
+func (p codecPool) get() (*chunkenc.Codec, error) {
+	select {
+	case c := <-p.idle:
+		return c, nil
+	default:
+		return chunkenc.NewCodec()
+	}
+}
+
+func (p codecPool) put(c *chunkenc.Codec) {
+	select {
+	case p.idle <- c:
+	default:
+		c.Close()
+	}
+}
+
+// mergedSQL reads one datapoint's observations in [$2, $3): the head's
+// rows, at most $4 of them from the end the order starts at ($4 NULL: all),
+// and the chunks that overlap the range, as many as hold $4 points from
+// that end (the first one may lie partly outside). Rows: (time, value,
+// NULL) of the head, (first_time, 0, data) of a chunk.
+const mergedSQL = `
+SELECT time, value, NULL::bytea FROM (
+  SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3
+  ORDER BY time %[1]s LIMIT $4) h
+UNION ALL
+SELECT first_time, 0, data FROM (
+  SELECT first_time, data, sum(n) OVER w - n - first_value(n) OVER w AS before
+  FROM observation_chunks WHERE datapoint = $1 AND first_time < $3 AND last_time >= $2
+  WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
+WHERE $4::bigint IS NULL OR before < $4`
+
+// readMerged answers up to limit observations (limit ≤ 0: all) of a
+// datapoint in [from, to), from the oldest (ascending) or, with newest,
+// from the newest (descending); a zero from or to leaves that side open.
+func (s *Store) readMerged(ctx context.Context, datapoint int64, from, to time.Time, newest bool, limit int) ([]Point, error) {
+	var lo, hi any = "-infinity", "infinity"
+	if !from.IsZero() {
+		lo = from
+	}
+	if !to.IsZero() {
+		hi = to
+	}
+	var lim *int64
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	order := "ASC"
+	if newest {
+		order = "DESC"
+	}
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(mergedSQL, order), datapoint, lo, hi, lim)
+	if err != nil {
+		return nil, err
+	}
+	head, chunks, err := collectMerged(rows, min(max(limit, 0), 4096))
+	if err != nil {
+		return nil, err
+	}
+	if newest {
+		slices.Reverse(head)
+	}
+	return s.finishMerged(head, chunks, from, to, newest, limit)
+}
+
+// collectMerged splits mergedSQL's rows into head points (in the query's
+// order) and chunks. Binary rows are decoded by hand, as appendPoints
+// does, for speed.
+func collectMerged(rows pgx.Rows, capHint int) (head []Point, chunks [][]byte, err error) {
+	defer rows.Close()
+	head = make([]Point, 0, capHint)
+	fds := rows.FieldDescriptions()
+	binaryRows := len(fds) == 3 && fds[0].Format == pgx.BinaryFormatCode && fds[1].Format == pgx.BinaryFormatCode
+	for rows.Next() {
+		if !binaryRows {
+			var p Point
+			var data []byte
+			if err := rows.Scan(&p.Time, &p.Value, &data); err != nil {
+				return nil, nil, err
+			}
+			if data != nil {
+				chunks = append(chunks, data)
+			} else {
+				head = append(head, p)
+			}
+			continue
+		}
+		raw := rows.RawValues()
+		if len(raw) == 3 && raw[2] != nil {
+			chunks = append(chunks, slices.Clone(raw[2])) // raw is reused by the next row
+			continue
+		}
+		p, err := decodePoint(raw[:2])
+		if err != nil {
+			return nil, nil, err
+		}
+		head = append(head, p)
+	}
+	return head, chunks, rows.Err()
+}
+
+// finishMerged merges ascending head rows with the chunks' points in
+// [from, to) and keeps limit of them (≤ 0: all) from the oldest, or from
+// the newest (then in descending order).
+func (s *Store) finishMerged(head []Point, chunks [][]byte, from, to time.Time, newest bool, limit int) ([]Point, error) {
+	pts := head
+	if len(chunks) > 0 {
+		next, release, err := s.mergedSource(head, chunks, from, to)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		pts = make([]Point, 0, len(head)+len(chunks)*1024)
+		for {
+			p, ok, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			pts = append(pts, p)
+		}
+	}
+	if newest {
+		slices.Reverse(pts)
+	}
+	if limit > 0 && len(pts) > limit {
+		pts = pts[:limit]
+	}
+	return pts, nil
+}
+
+// sortChunks orders chunks by their first time.
+func sortChunks(chunks [][]byte) error {
+	firsts := make(map[*byte]int64, len(chunks))
+	for _, c := range chunks {
+		h, _, err := chunkenc.ParseHeader(c)
+		if err != nil {
+			return fmt.Errorf("read a sealed chunk: %w", err)
+		}
+		firsts[&c[0]] = h.First
+	}
+	slices.SortFunc(chunks, func(a, b []byte) int { return cmp.Compare(firsts[&a[0]], firsts[&b[0]]) })
+	return nil
+}
+
+// mergedSource streams the head rows (ascending) and the chunks' points
+// in [from, to) in ascending order, the head's where both hold a time,
+// decoding one chunk at a time; release returns its codec.
+func (s *Store) mergedSource(head []Point, chunks [][]byte, from, to time.Time) (next pointSource, release func(), err error) {
+	if err := sortChunks(chunks); err != nil {
+		return nil, nil, err
+	}
+	codec, err := s.codecs.get()
+	if err != nil {
+		return nil, nil, err
+	}
+	lo, hi := int64(-1<<63), int64(1<<63-1)
+	if !from.IsZero() {
+		lo = from.UnixMicro()
+	}
+	if !to.IsZero() {
+		hi = to.UnixMicro()
+	}
+	var (
+		buf    []chunkenc.Point
+		bi, ci int
+		sealed *chunkenc.Point // the next chunk point, nil when none is left
+		hi2    int             // next head row
+	)
+	advance := func() error { // the next chunk point in range into sealed
+		sealed = nil
+		for {
+			for bi < len(buf) {
+				p := &buf[bi]
+				bi++
+				if p.UnixMicro >= lo && p.UnixMicro < hi {
+					sealed = p
+					return nil
+				}
+			}
+			if ci == len(chunks) {
+				return nil
+			}
+			if buf, err = codec.Decode(buf[:0], chunks[ci]); err != nil {
+				return fmt.Errorf("read a sealed chunk: %w", err)
+			}
+			bi, ci = 0, ci+1
+		}
+	}
+	if err := advance(); err != nil {
+		s.codecs.put(codec)
+		return nil, nil, err
+	}
+	next = func() (Point, bool, error) {
+		if hi2 < len(head) {
+			h := head[hi2]
+			at := h.Time.UnixMicro()
+			if sealed == nil || at < sealed.UnixMicro {
+				hi2++
+				return h, true, nil
+			}
+			if at == sealed.UnixMicro { // the head wins
+				hi2++
+				return h, true, advance()
+			}
+		}
+		if sealed == nil {
+			return Point{}, false, nil
+		}
+		p := Point{Time: time.UnixMicro(sealed.UnixMicro).UTC(), Value: sealed.Value}
+		return p, true, advance()
+	}
+	return next, func() { s.codecs.put(codec) }, nil
+}
