@@ -27,9 +27,7 @@ func (s *Store) ReadPage(ctx context.Context, datapoint int64, from, to time.Tim
 	if limit <= 0 || !to.After(from) {
 		return nil, nil
 	}
-	pts, err := s.collectPoints(ctx, min(limit, 4096),
-		`SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time LIMIT $4`,
-		datapoint, from, to, limit)
+	pts, err := s.readMerged(ctx, datapoint, from, to, false, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read observations: %w", err)
 	}
@@ -45,13 +43,7 @@ func (s *Store) ReadPageBefore(ctx context.Context, datapoint int64, from, befor
 	if limit <= 0 || (!from.IsZero() && !before.After(from)) {
 		return nil, nil
 	}
-	sql := `SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 ORDER BY time DESC LIMIT $4`
-	args := []any{datapoint, from, before, limit}
-	if from.IsZero() {
-		sql = `SELECT time, value FROM observations WHERE datapoint = $1 AND time < $2 ORDER BY time DESC LIMIT $3`
-		args = []any{datapoint, before, limit}
-	}
-	pts, err := s.collectPoints(ctx, min(limit, 4096), sql, args...)
+	pts, err := s.readMerged(ctx, datapoint, from, before, true, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read observations: %w", err)
 	}

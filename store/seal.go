@@ -121,7 +121,7 @@ func SealBatches(rows []WeekRows) [][]int64 {
 
 // sealLock is the transaction lock a datapoint's chunks change under:
 // sealing, unsealing and the replacement of a period (ReplaceOutputs).
-const sealLock = `pg_advisory_xact_lock(hashtextextended('seal/' || $1::text, 0))`
+const sealLock = `pg_advisory_xact_lock(hashtextextended('seal/' || $1::bigint::text, 0))`
 
 // SealWeek seals one week of the given datapoints in one transaction;
 // datapoints another transaction is sealing or unsealing are left out.
