@@ -100,6 +100,7 @@ func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, 
 			data = nil // Scan reuses a non-nil buffer
 			continue
 		}
+		p.Time = p.Time.UTC() // as the single reads answer it
 		pages[i] = append(pages[i], p)
 	}
 	if err := rows.Err(); err != nil {

@@ -106,7 +106,7 @@ func (tw *sealTwins) compare(stage string) {
 	week := 7 * 24 * time.Hour
 	ranges := [][2]time.Time{
 		{tw.start, tw.end},
-		{tw.start.Add(3 * 24 * time.Hour), tw.start.Add(9 * 24 * time.Hour)},   // across a week boundary
+		{tw.start.Add(3 * 24 * time.Hour), tw.start.Add(9 * 24 * time.Hour)},      // across a week boundary
 		{tw.start.Add(2*week - time.Hour), tw.start.Add(4*week + 17*time.Minute)}, // sealed into open
 		{tw.start.Add(36 * time.Hour), tw.start.Add(36*time.Hour + 90*time.Minute)},
 		{tw.start.Add(-week), tw.start.Add(time.Minute)},
