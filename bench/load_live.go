@@ -24,17 +24,16 @@ type LiveCounter struct {
 	client paho.Client
 
 	mu   sync.Mutex
-	seen map[string]map[time.Time]bool // datapoint -> times received
+	seen map[string][]uint64 // datapoint -> the rounds received, a bit each
 }
 
 // SubscribeLive connects the counter to the broker at url (tcp://host:port).
 func (l *Load) SubscribeLive(ctx context.Context, url string) (*LiveCounter, error) {
-	user, password := fmt.Sprintf("load-live-%d", time.Now().UnixNano()), "load-live-password-12"
-	body := fmt.Sprintf(`{"username":%q,"password":%q,"rights":"read","validity":7200}`, user, password)
-	if err := l.do(ctx, "POST", fmt.Sprintf("/v2/project/%d/mqttuser", l.opts.ProjectID), body, nil); err != nil {
-		return nil, fmt.Errorf("live: create the MQTT user: %w", err)
+	user, password, err := l.createMQTTUser(ctx, "read")
+	if err != nil {
+		return nil, fmt.Errorf("live: %w", err)
 	}
-	c := &LiveCounter{load: l, seen: map[string]map[time.Time]bool{}}
+	c := &LiveCounter{load: l, seen: map[string][]uint64{}}
 	prefix := codec.ProjectTopicPrefix(l.opts.ProjectID) + "datapoint/"
 	opts := paho.NewClientOptions().AddBroker(url).SetClientID(user).SetUsername(user).SetPassword(password).
 		SetCleanSession(true).SetAutoReconnect(true).SetConnectTimeout(10 * time.Second).SetOrderMatters(false)
@@ -42,19 +41,25 @@ func (l *Load) SubscribeLive(ctx context.Context, url string) (*LiveCounter, err
 	if err := wait(ctx, c.client.Connect()); err != nil {
 		return nil, fmt.Errorf("live: connect: %w", err)
 	}
-	err := wait(ctx, c.client.Subscribe(prefix+"#", 1, func(_ paho.Client, m paho.Message) {
+	err = wait(ctx, c.client.Subscribe(prefix+"#", 1, func(_ paho.Client, m paho.Message) {
 		var p struct {
 			Time time.Time `json:"time"`
 		}
 		if json.Unmarshal(m.Payload(), &p) != nil {
 			return
 		}
+		r, ok := l.roundAt(p.Time)
+		if !ok {
+			return
+		}
 		dp := strings.TrimPrefix(m.Topic(), prefix)
 		c.mu.Lock()
-		if c.seen[dp] == nil {
-			c.seen[dp] = map[time.Time]bool{}
+		bits := c.seen[dp]
+		for len(bits) <= r/64 {
+			bits = append(bits, 0)
 		}
-		c.seen[dp][p.Time.UTC()] = true
+		bits[r/64] |= 1 << (r % 64)
+		c.seen[dp] = bits
 		c.mu.Unlock()
 	}))
 	if err != nil {
@@ -64,52 +69,105 @@ func (l *Load) SubscribeLive(ctx context.Context, url string) (*LiveCounter, err
 	return c, nil
 }
 
+// roundAt is the round whose time t is, if it is one.
+func (l *Load) roundAt(t time.Time) (int, bool) {
+	d := t.Sub(l.start)
+	if d < 0 || d%time.Minute != 0 {
+		return 0, false
+	}
+	return int(d / time.Minute), true
+}
+
+func (c *LiveCounter) received(dp string, r int) bool {
+	bits := c.seen[dp]
+	return r/64 < len(bits) && bits[r/64]&(1<<(r%64)) != 0
+}
+
 // Ratio is what was received live of what was stored for the rounds
 // [from, to): every source's observation and every running datapoint's
-// output (the stopped ones' up to their stop). It waits up to within for
-// stragglers.
+// output (the stopped ones' up to their stop; none where it has none). It
+// waits up to within for stragglers.
 func (c *LiveCounter) Ratio(from, to int, within time.Duration) float64 {
 	l := c.load
 	l.mu.Lock()
 	stopped := maps.Clone(l.stopped)
 	l.mu.Unlock()
-	expected := 0
-	var names []string
-	var ends []int
+	var want []stored
 	for s := range l.opts.Sources {
-		names, ends = append(names, l.source(s)), append(ends, to)
+		for r := from; r < to; r++ {
+			want = append(want, stored{l.source(s), r})
+		}
 	}
 	for i := range l.opts.VDPs {
 		end := to
 		if r, ok := stopped[i]; ok {
 			end = min(end, r)
 		}
-		names, ends = append(names, l.output(i)), append(ends, end)
+		for r := from; r < end; r++ {
+			if _, ok := l.expected(i, r); ok {
+				want = append(want, stored{l.output(i), r})
+			}
+		}
 	}
-	for i := range names {
-		expected += max(0, ends[i]-from)
+	return c.receivedOf(want, within)
+}
+
+// StoredRatio is what was received live of what the deployment stored
+// for the rounds [from, to), read back: where outputs are missing, Ratio
+// counts them as not received, this leaves them out. It waits up to
+// within for stragglers.
+func (c *LiveCounter) StoredRatio(ctx context.Context, from, to int, within time.Duration) (float64, error) {
+	l := c.load
+	var names []string
+	for s := range l.opts.Sources {
+		names = append(names, l.source(s))
 	}
-	if expected == 0 {
+	for i := range l.opts.VDPs {
+		names = append(names, l.output(i))
+	}
+	var want []stored
+	for _, name := range names {
+		pts, err := l.series(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("live: %w", err)
+		}
+		for _, p := range pts {
+			if r, ok := l.roundAt(p.Time); ok && r >= from && r < to {
+				want = append(want, stored{name, r})
+			}
+		}
+	}
+	return c.receivedOf(want, within), nil
+}
+
+// stored is a datapoint's observation or output at a round.
+type stored struct {
+	name  string
+	round int
+}
+
+// receivedOf is the share of want received, waiting up to within for
+// the rest.
+func (c *LiveCounter) receivedOf(want []stored, within time.Duration) float64 {
+	if len(want) == 0 {
 		return 1
 	}
 	count := func() int {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		n := 0
-		for i, name := range names {
-			for r := from; r < ends[i]; r++ {
-				if c.seen[name][l.roundTime(r)] {
-					n++
-				}
+		for _, w := range want {
+			if c.received(w.name, w.round) {
+				n++
 			}
 		}
 		return n
 	}
 	got := count()
-	for deadline := time.Now().Add(within); got < expected && time.Now().Before(deadline); got = count() {
+	for deadline := time.Now().Add(within); got < len(want) && time.Now().Before(deadline); got = count() {
 		time.Sleep(100 * time.Millisecond)
 	}
-	return float64(got) / float64(expected)
+	return float64(got) / float64(len(want))
 }
 
 // Close disconnects the counter.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -48,68 +47,6 @@ func runCluster(ctx context.Context, args []string) (map[string]any, error) {
 	defer os.RemoveAll(dir)
 	o.Bin, o.Dir = *bin, dir
 	return bench.RunCluster(ctx, o, func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) })
-}
-
-// loadScenario is `bdp-bench load`: the harness against any running
-// deployment.
-func loadScenario() scenario {
-	return scenario{
-		doc: "the load harness against a running deployment (-http URL[,URL...]): creates its project (-operator-token) or works in one (-email, -password, -project), runs virtual datapoints, uploads rounds, verifies every output, cleans up",
-		run: runLoad,
-	}
-}
-
-func runLoad(ctx context.Context, args []string) (map[string]any, error) {
-	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	var o bench.LoadOptions
-	urls := fs.String("http", "", "the nodes' base URLs, comma-separated (http://host:port)")
-	fs.StringVar(&o.OperatorToken, "operator-token", os.Getenv("BDP_OPERATOR_TOKEN"), "creates a company and project of the harness's own")
-	fs.StringVar(&o.Email, "email", "", "without an operator token: a user of the project")
-	fs.StringVar(&o.Password, "password", "", "its password")
-	fs.Int64Var(&o.ProjectID, "project", 0, "without an operator token: the project to work in")
-	fs.StringVar(&o.Prefix, "prefix", "load-", "names of the harness's datapoints")
-	fs.IntVar(&o.VDPs, "vdps", 100, "running virtual datapoints")
-	fs.IntVar(&o.Sources, "sources", 10, "source datapoints")
-	rounds := fs.Int("rounds", 60, "upload rounds (every source once each)")
-	interval := fs.Duration("interval", time.Second, "between upload rounds")
-	every := fs.Duration("progress", 10*time.Second, "how often a line reports throughput and latencies while the feed runs")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if *urls == "" {
-		return nil, errors.New("-http is required")
-	}
-	o.HTTP = strings.Split(*urls, ",")
-	began := time.Now()
-	load, err := bench.StartLoad(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = load.Close(context.Background()) }()
-	for i := range o.VDPs {
-		if err := load.Status(ctx, i); err != nil {
-			return nil, err
-		}
-	}
-	fed := time.Now()
-	progressCtx, stopProgress := context.WithCancel(ctx)
-	go load.Progress(progressCtx, *every, func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) })
-	err = load.Feed(ctx, *rounds, *interval)
-	stopProgress()
-	if err != nil {
-		return nil, err
-	}
-	feedS := time.Since(fed).Seconds()
-	verdict, err := load.Verify(ctx, time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{
-		"outputs_missing": verdict.OutputsMissing, "outputs_different": verdict.OutputsDifferent, "acked_lost": verdict.AckedLost,
-		"command_p99_ms": float64(load.CommandP99().Microseconds()) / 1000, "observations_per_s": float64(*rounds*o.Sources) / feedS,
-		"upload_p50_ms": float64(load.UploadPercentile(50).Microseconds()) / 1000, "upload_p99_ms": float64(load.UploadPercentile(99).Microseconds()) / 1000,
-		"nodes": len(o.HTTP), "vdps": o.VDPs, "sources": o.Sources, "rounds": *rounds, "duration_s": time.Since(began).Seconds(), "scenario": "load",
-	}, nil
 }
 
 // clusterUpScenario is what `make cluster-up` runs in the background: a
