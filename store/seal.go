@@ -362,3 +362,16 @@ func isLockTimeout(err error) bool {
 	var pe interface{ SQLState() string }
 	return errors.As(err, &pe) && pe.SQLState() == "55P03"
 }
+
+// SealedWeeks lists the weeks that have chunks, oldest first.
+func (s *Store) SealedWeeks(ctx context.Context) ([]time.Time, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT date_bin('7 days', first_time, '2000-01-03 00:00:00+00') AS w FROM observation_chunks ORDER BY w`)
+	if err != nil {
+		return nil, fmt.Errorf("sealed weeks: %w", err)
+	}
+	weeks, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return nil, fmt.Errorf("sealed weeks: %w", err)
+	}
+	return weeks, nil
+}

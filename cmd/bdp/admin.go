@@ -27,7 +27,7 @@ const adminUsage = `Usage:
   bdp admin reset-password --email EMAIL [--password-stdin]
   bdp admin project-settings --project ID [--setpoint-writing on|off] [--setpoint-max-priority N]
                              [--autosampling-n N] [--units-system ID] [--currency-system ID]
-
+` + adminStorageUsage + `
 They work on the database bdp serve uses (BDP_DATABASE_URL, or the managed
 cluster under BDP_DATA_DIR), whether or not bdp serve is running. The
 password is read from the first line of standard input with
@@ -35,6 +35,9 @@ password is read from the first line of standard input with
 project-settings changes the settings given (as PUT
 /operator/projects/ID/settings does: --setpoint-writing on lets the
 project's setpoints and controls apps write) and prints them all.
+storage prints the observations and bytes on disk in the head (rows) and
+sealed (compressed chunks); storage seal seals every closed week that is
+due now, at full speed; storage unseal moves sealed weeks back into rows.
 `
 
 // firstCompanyHint is what bdp serve logs while there is no company.
@@ -53,6 +56,8 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out io.Writer) e
 		return adminResetPassword(ctx, args[1:], in, out)
 	case "project-settings":
 		return adminProjectSettings(ctx, args[1:], out)
+	case "storage":
+		return adminStorage(ctx, args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, adminUsage)
 		return nil

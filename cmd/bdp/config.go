@@ -19,6 +19,7 @@ import (
 	"github.com/openbdp/bdp/actors"
 	"github.com/openbdp/bdp/analytics/runner"
 	"github.com/openbdp/bdp/cluster"
+	"github.com/openbdp/bdp/store/sealer"
 )
 
 // config is the whole platform configuration, read from BDP_* environment
@@ -74,6 +75,9 @@ type config struct {
 	// EdgeSimulator runs a simulated edge device per project with setpoint
 	// writing enabled (BDP_EDGE_SIMULATOR=1, cmd/bdp/edge_sim_serve.go).
 	EdgeSimulator bool
+
+	// Seal is the sealing of closed weeks (store/sealer); nil: off.
+	Seal *sealer.Config
 
 	// S3Endpoint is an external S3 store (host:port or http(s)://host:port):
 	// no embedded store runs. Empty: the embedded store on S3Addr.
@@ -140,7 +144,7 @@ var configVars = append([]configVar{
 	{"BDP_LOGIN_FAILURE_WINDOW", "1m", "how long a failed login counts against its account and address"},
 	{"BDP_ANALYSIS_WORKERS", "", "analysis runs computed at once on this node (1 to 64); more wait in the database; empty: half the CPUs, at least 1, so analyses do not starve ingestion"},
 	{"BDP_EDGE_SIMULATOR", "0", "1: run a simulated edge device (bdp edge-sim) for every project with setpoint writing enabled, with fresh edge credentials; projects are picked up every 5 s; SIGUSR1 crashes them (simulated power loss)"},
-}, clusterVars...)
+}, append(sealVars, clusterVars...)...)
 
 // loadConfig reads the environment through getenv.
 func loadConfig(getenv func(string) string) (config, error) {
@@ -307,6 +311,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	default:
 		bad("BDP_EDGE_SIMULATOR", errors.New("must be 0 or 1"))
 	}
+	loadSealConfig(&c, get, bad)
 	loadClusterConfig(&c, get, bad) // after what cluster mode needs
 	return c, errors.Join(errs...)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/openbdp/bdp/pipeline"
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/pgcluster"
+	"github.com/openbdp/bdp/store/sealer"
 )
 
 // serveGCPercent is bdp serve's GOGC unless the environment sets one. Live
@@ -176,6 +177,16 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 			return serving{}, err
 		}
 		runner = member
+	}
+	// Closed weeks into compressed chunks, in the background (every node
+	// may seal: a week is one node's at a time).
+	if cfg.Seal != nil {
+		seal, err := sealer.New(st, *cfg.Seal, log, reg)
+		if err != nil {
+			return serving{}, err
+		}
+		seal.Start()
+		running.AddFunc("sealer", seal.Close)
 	}
 	if len(cfg.KafkaBrokers) > 0 {
 		stopKafka, err := startKafka(cfg, st, ingest, reg, log)
