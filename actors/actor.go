@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -266,16 +267,32 @@ func liveFrom(streams []*stream, from time.Time) time.Time {
 	return from
 }
 
+// deliver feeds a delivery's observations, in their order, each to the
+// pins of its datapoint in the order of their names: what a recompute
+// feeds at one instant. (Pin by pin over the whole delivery, a pin would
+// see a later observation before another pin saw an earlier one.)
 func (a *vdpActor) deliver(ctx actor.Context, m *delivery) {
-	for _, p := range a.pins {
-		if p.DataPointID != m.dataPointID {
-			continue
+	var buf [4]int // most datapoints feed one pin of a calculator
+	pins := buf[:0]
+	for i := range a.pins {
+		if a.pins[i].DataPointID == m.dataPointID {
+			pins = append(pins, i)
 		}
-		for _, o := range m.obs {
+	}
+	if len(pins) > 1 {
+		slices.SortStableFunc(pins, func(x, y int) int { return strings.Compare(a.pins[x].Pin, a.pins[y].Pin) })
+	}
+	for _, o := range m.obs {
+		fired := false
+		for _, i := range pins {
+			p := &a.pins[i]
 			if o.Time.UnixMicro() <= p.loadedTo {
 				continue // already in the history read at start
 			}
-			a.fireLate(ctx, o.Time)
+			if !fired {
+				a.fireLate(ctx, o.Time)
+				fired = true
+			}
 			out, ok := a.calc.Observe(p.Pin, Point{Time: o.Time, Value: o.Value})
 			a.write(out, ok)
 		}

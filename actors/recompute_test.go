@@ -271,3 +271,35 @@ func TestRecomputeStopsWhenCancelled(t *testing.T) {
 		t.Fatal("an empty period must be refused")
 	}
 }
+
+// One delivery of several observations of a source that feeds two pins
+// (an upload of many rounds at once) calculates what the recompute does:
+// observation by observation, each to both pins.
+func TestOneDeliveryToTwoPinsEqualsRecompute(t *testing.T) {
+	e := newEnv(t)
+	eng := e.engine(nil)
+	ctx := context.Background()
+	def := e.definition("two", TypeFormula, `{"pins": {
+		"P1": {"dataPointID": "a", "data_range": {"count": 3}, "aggregate": "mean"},
+		"P2": {"dataPointID": "a"}}, "parameters": {"formula": "P1 - P2;"}}`)
+	if _, err := eng.Start(ctx, def); err != nil {
+		t.Fatal(err)
+	}
+	evs := events(5, 40, "a")
+	batch := make([]pipeline.Observation, len(evs))
+	for i, ev := range evs {
+		batch[i] = pipeline.Observation{ProjectID: e.project, DataPointID: ev.dp, Time: ev.p.Time, Value: ev.p.Value}
+	}
+	if err := e.batcher.Write(ctx, pipeline.SourceHTTP, batch); err != nil {
+		t.Fatal(err)
+	}
+	start, end := evs[0].p.Time, evs[len(evs)-1].p.Time.Add(time.Microsecond)
+	rec, err := Recompute(ctx, def, StoreHistory{Store: e.store}, start, end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec) != len(evs) {
+		t.Fatalf("the recompute has %d outputs of %d observations", len(rec), len(evs))
+	}
+	sameOutputs(t, "one delivery", e.stored("two", start, end, len(rec)), rec)
+}
