@@ -127,17 +127,7 @@ func (c *clusterApps) project(ctx, devCtx context.Context, name string, rooms in
 	if err := l.Do(ctx, "PUT", fmt.Sprintf("/operator/projects/%d/settings", pid), map[string]any{"setpoint_writing_enabled": true}, nil, true); err != nil {
 		return 0, nil, err
 	}
-	var creds struct {
-		Resource struct {
-			Username string `json:"username"`
-			Password string `json:"password"`
-		} `json:"resource"`
-	}
-	if err := l.Do(ctx, "POST", fmt.Sprintf("/operator/projects/%d/edge", pid), nil, &creds, true); err != nil {
-		return 0, nil, err
-	}
-	dev, err := sim.New(sim.Config{Broker: c.broker, Username: creds.Resource.Username, Password: creds.Resource.Password, ProjectID: pid,
-		AliveInterval: appsAliveInterval, BootDelay: appsBootDelay, ReloadDelay: appsReloadDelay})
+	dev, err := simulatedDevice(ctx, l, pid, sim.Config{Broker: c.broker, AliveInterval: appsAliveInterval, BootDelay: appsBootDelay, ReloadDelay: appsReloadDelay})
 	if err != nil {
 		return 0, nil, err
 	}

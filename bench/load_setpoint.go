@@ -68,16 +68,7 @@ func (l *Load) StartSetpoints(ctx context.Context) (*SetpointWriter, error) {
 			return nil, fmt.Errorf("setpoints: %w", err)
 		}
 	}
-	var creds struct {
-		Resource struct {
-			Username string `json:"username"`
-			Password string `json:"password"`
-		} `json:"resource"`
-	}
-	if err := l.Do(ctx, "POST", fmt.Sprintf("/operator/projects/%d/edge", pid), nil, &creds, true); err != nil {
-		return nil, fmt.Errorf("setpoints: edge credentials: %w", err)
-	}
-	dev, err := sim.New(sim.Config{Broker: l.opts.MQTT[0], Username: creds.Resource.Username, Password: creds.Resource.Password, ProjectID: pid})
+	dev, err := simulatedDevice(ctx, l, pid, sim.Config{Broker: l.opts.MQTT[0]})
 	if err != nil {
 		return nil, err
 	}

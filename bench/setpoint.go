@@ -191,16 +191,7 @@ func edgeProjects(ctx context.Context, p *Platform, n int, datapoints []string) 
 				return nil, err
 			}
 		}
-		var creds struct {
-			Resource struct {
-				Username string `json:"username"`
-				Password string `json:"password"`
-			} `json:"resource"`
-		}
-		if err := p.Do(ctx, "POST", fmt.Sprintf("/operator/projects/%d/edge", id), nil, &creds, true); err != nil {
-			return nil, err
-		}
-		s, err := sim.New(sim.Config{Broker: "tcp://" + broker, Username: creds.Resource.Username, Password: creds.Resource.Password, ProjectID: id})
+		s, err := simulatedDevice(ctx, p, id, sim.Config{Broker: "tcp://" + broker})
 		if err != nil {
 			return nil, err
 		}
@@ -225,6 +216,23 @@ func edgeProjects(ctx context.Context, p *Platform, n int, datapoints []string) 
 		}
 	}
 	return ids, nil
+}
+
+// simulatedDevice makes project pid's edge credentials through the
+// operator API and a simulated device (edge/sim) that logs in with them,
+// cfg giving its broker and timings; it does not connect yet.
+func simulatedDevice(ctx context.Context, r requester, pid int64, cfg sim.Config) (*sim.Simulator, error) {
+	var creds struct {
+		Resource struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+		} `json:"resource"`
+	}
+	if err := r.Do(ctx, "POST", fmt.Sprintf("/operator/projects/%d/edge", pid), nil, &creds, true); err != nil {
+		return nil, fmt.Errorf("edge credentials of project %d: %w", pid, err)
+	}
+	cfg.Username, cfg.Password, cfg.ProjectID = creds.Resource.Username, creds.Resource.Password, pid
+	return sim.New(cfg)
 }
 
 // doBearer sends a request with a bearer token and decodes a 2xx answer.
