@@ -76,7 +76,17 @@ func adminStorage(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(out, storageReport(f))
+		report := storageReport(f)
+		// The sealer's progress: the closed weeks past the grace that the
+		// head still holds rows of.
+		if cfg, err := loadConfig(os.Getenv); err == nil && cfg.Seal != nil {
+			due, err := st.SealableWeeks(ctx, time.Now().Add(-cfg.Seal.Grace))
+			if err != nil {
+				return err
+			}
+			report["weeks_due"] = len(due)
+		}
+		return printJSON(out, report)
 	})
 }
 

@@ -63,9 +63,13 @@ func TestAdminStorageSealAndUnsealThroughTheAPI(t *testing.T) {
 		// The figures are the last JSON object printed.
 		var f struct {
 			Head, Sealed struct{ Observations int64 }
+			WeeksDue     *int `json:"weeks_due"`
 		}
 		if err := json.Unmarshal([]byte(out[strings.LastIndex(out, "{\n  \"chunks\""):]), &f); err != nil {
 			t.Fatalf("bdp admin storage %v printed %s: %v", args, out, err)
+		}
+		if f.WeeksDue == nil {
+			t.Fatalf("bdp admin storage %v printed no weeks_due:\n%s", args, out)
 		}
 		return f.Head.Observations, f.Sealed.Observations
 	}
