@@ -230,6 +230,17 @@ bench-apps: build
 bench-files: build
 	./bin/bdp-bench files -bdp bin/bdp
 
+# Issue 21's figures (bench/storage*.go): a month of one-minute
+# measurements pvlib ships on PyPI (scripts/fetch-pvlib-data.sh) stretched
+# into a building's mix of 20M+ observations, loaded into the head, sealed
+# by the sealer while a Kafka ingest runs, then bytes per observation
+# sealed (overall and by kind), reads sealed vs rows, the sealer's
+# throughput per CPU-second and a late-write test; the last line is one
+# JSON object.
+.PHONY: bench-storage
+bench-storage: deps-test build
+	bash scripts/kafka.sh run ./bin/bdp-bench storage -bdp bin/bdp -data "$$(bash scripts/fetch-pvlib-data.sh)"
+
 # A bdp-bench scenario side by side (bench/compare.go): BASE (any git
 # revision) is extracted with git archive into a temporary directory and
 # built there; then `bdp-bench SCENARIO` runs ROUNDS times with each side's

@@ -35,6 +35,7 @@ func scenarios() map[string]scenario {
 		"cluster":    clusterScenario(),
 		"cluster-up": clusterUpScenario(),
 		"load":       loadScenario(),
+		"storage":    storageScenario(),
 		"formula":    {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }
