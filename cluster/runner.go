@@ -39,6 +39,17 @@ func rowIdentity(v store.VDP) string {
 // app writes through its project's connection).
 func ProjectIdentity(projectID int64) string { return fmt.Sprintf("project/%d", projectID) }
 
+// IngestIdentity is what the member that ingests MQTT through the
+// external broker's cluster session owns (mqtt.External.SetIngesting):
+// one member at a time, so one gateway's publishes are stored in order.
+const IngestIdentity = "mqtt/ingest"
+
+// Owns tells whether this member owns an identity.
+func (r *Runner) Owns(identity string) bool {
+	_, self := r.member.Owner(identity)
+	return self
+}
+
 // OwnsProject tells whether this member runs a project's edge connection
 // and apps.
 func (r *Runner) OwnsProject(projectID int64) bool {

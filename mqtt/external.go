@@ -62,6 +62,8 @@ type External struct {
 	subs map[string]map[string]func(topic string, payload []byte) // Subscribe's handlers by filter and id
 
 	pub *externalPublisher
+
+	owned ownedIngest // the cluster's ingestion session (external_owned.go)
 }
 
 var _ Broker = (*External)(nil)
@@ -77,10 +79,14 @@ type ExternalConfig struct {
 	ClientID string
 	Store    *store.Store
 	// Sink stores ingested observations; nil: no ingestion.
-	Sink     pipeline.Sink
-	Logger   *slog.Logger
-	Registry prometheus.Registerer // /metrics; nil: counted, not exported
-	Clock    clock.Clock           // the time of expiry; nil: the real one
+	Sink pipeline.Sink
+	// IngestClientID, in a cluster, names the ingestion session the nodes
+	// take turns on (SetIngesting, external_owned.go) instead of sharing
+	// a subscription. Empty (one node): the shared subscription.
+	IngestClientID string
+	Logger         *slog.Logger
+	Registry       prometheus.Registerer // /metrics; nil: counted, not exported
+	Clock          clock.Clock           // the time of expiry; nil: the real one
 }
 
 // liveMarker is the MQTT 5 user property on every publish of live data.
@@ -218,8 +224,15 @@ func (e *External) connectionUp(cm *autopaho.ConnectionManager) {
 	e.connMu.Unlock()
 	e.metrics.connected.Set(1)
 	subs := []paho.SubscribeOptions{{Topic: dynsecResponseTopic, QoS: 1}}
-	if e.ingest != nil {
+	if e.ingest != nil && e.cfg.IngestClientID == "" {
 		subs = append(subs, paho.SubscribeOptions{Topic: ingestShare, QoS: 1})
+	}
+	if e.cfg.IngestClientID != "" {
+		// A node that ran alone before keeps its session's shared
+		// subscription: in a cluster it must not ingest through it.
+		uctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		_, _ = cm.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{ingestShare}})
+		cancel()
 	}
 	e.mu.Lock()
 	for f := range e.subs {
@@ -245,7 +258,7 @@ func (e *External) received(pr paho.PublishReceived) (bool, error) {
 	case p.Topic == dynsecResponseTopic:
 		ack()
 		e.ds.received(p.Payload)
-	case e.ingest != nil && strings.HasPrefix(p.Topic, "project/"):
+	case e.ingest != nil && e.cfg.IngestClientID == "" && strings.HasPrefix(p.Topic, "project/"):
 		if p.Properties != nil && p.Properties.User.Get(liveMarker) != "" {
 			ack() // live data of some bdp node: stored already
 			break
@@ -356,6 +369,7 @@ func (e *External) Addresses() map[string]string {
 // session, which it keeps for sessionExpiry) and disconnects, waiting at
 // most until ctx ends.
 func (e *External) Close(ctx context.Context) error {
+	e.closeOwned() // the cluster's ingestion session stays for the next owner
 	e.cancel()
 	done := make(chan struct{})
 	go func() {

@@ -46,8 +46,15 @@ func startMQTT(ctx context.Context, cfg config, p mqttParts) (mqtt.Broker, func(
 	var ingest *mqtt.Ingest
 	var skip []pipeline.Source
 	if cfg.MQTTExternal != "" {
+		ingestSession := "" // one node: the shared subscription ingests
+		if cfg.Cluster != nil {
+			// A cluster ingests through one session the nodes take turns
+			// on (the owner of cluster.IngestIdentity), in order.
+			ingestSession = "bdp-" + cfg.Cluster.Name + "-ingest"
+		}
 		ext, err := mqtt.StartExternal(ctx, mqtt.ExternalConfig{URL: cfg.MQTTExternal, AdminUser: cfg.MQTTAdminUser,
-			AdminPassword: cfg.MQTTAdminPassword, ClientID: "bdp-" + cfg.NodeID, Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
+			AdminPassword: cfg.MQTTAdminPassword, ClientID: "bdp-" + cfg.NodeID, IngestClientID: ingestSession,
+			Store: p.store, Sink: p.ingest, Logger: p.log, Registry: p.registry})
 		if err != nil {
 			return fail(err)
 		}

@@ -270,6 +270,12 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 			if err := ctrl.Reconcile(ctx, member.OwnsProject); err != nil && ctx.Err() == nil {
 				log.Error("reconcile: controls apps", slog.Any("error", err))
 			}
+			// MQTT ingestion at the external broker: one member at a time.
+			if ext, ok := broker.(*mqtt.External); ok {
+				if err := ext.SetIngesting(member.Owns(cluster.IngestIdentity)); err != nil && ctx.Err() == nil {
+					log.Error("reconcile: MQTT ingestion", slog.Any("error", err))
+				}
+			}
 		})
 	}
 	running.AddFunc("controls apps", stopControls)
