@@ -43,6 +43,9 @@ type StorageOptions struct {
 	LateWeeks      int           // default 3
 	LateDuration   time.Duration // of its writers, readers and passes; default 60 s × Scale, at least 5 s
 
+	SealProfile string // where to write a CPU profile of the full-duty pass; empty: none
+	ReadProfile string // the same of the export reads
+
 	Progress func(format string, a ...any) // nil: quiet
 }
 

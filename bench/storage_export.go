@@ -37,7 +37,9 @@ func exportQueries(st *store.Store, end time.Time) []storageQuery {
 // which /v2 export uses: Reads times each query on each, the first of a
 // pair switching sides every time so that neither profits from the other
 // warming the cache. Both answers must be the same. The ratio is the
-// sealed datapoint's median over its twin's.
+// sealed datapoint's median over its twin's; the mean CPU time of this
+// process per read tells the Go side (decoding, merging, aggregating)
+// from the database's.
 func (m *storageMix) exportRatios(ctx context.Context, url string, end time.Time, res map[string]any) error {
 	s := newSeries(m.o.Seed, exportSource)
 	var rows []store.Row
@@ -51,6 +53,13 @@ func (m *storageMix) exportRatios(ctx context.Context, url string, end time.Time
 		return err
 	}
 	sealed := m.ids[exportSource]
+	if m.o.ReadProfile != "" {
+		stop, err := startCPUProfile(m.o.ReadProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	m.o.Progress("export: %d alternated reads of each query on datapoint %d (sealed) and its twin %d (rows)", m.o.Reads, sealed, m.twin)
 	for _, q := range exportQueries(m.st, end) {
 		a, err := q.read(ctx, sealed)
@@ -65,20 +74,21 @@ func (m *storageMix) exportRatios(ctx context.Context, url string, end time.Time
 			return fmt.Errorf("export %s: the sealed datapoint answers %d points, its twin in rows %d, not the same", q.name, len(a), len(b))
 		}
 		var onSealed, onRows []time.Duration
+		var cpuSealed, cpuRows time.Duration // this process's: the Go side of the reads
 		for i := range m.o.Reads {
 			order := []int64{sealed, m.twin}
 			if i%2 == 1 {
 				order = []int64{m.twin, sealed}
 			}
 			for _, dp := range order {
-				began := time.Now()
+				cpu, began := selfCPU(), time.Now()
 				if _, err := q.read(ctx, dp); err != nil {
 					return fmt.Errorf("export %s: %w", q.name, err)
 				}
-				if took := time.Since(began); dp == sealed {
-					onSealed = append(onSealed, took)
+				if took, cpu := time.Since(began), selfCPU()-cpu; dp == sealed {
+					onSealed, cpuSealed = append(onSealed, took), cpuSealed+cpu
 				} else {
-					onRows = append(onRows, took)
+					onRows, cpuRows = append(onRows, took), cpuRows+cpu
 				}
 			}
 		}
@@ -87,6 +97,8 @@ func (m *storageMix) exportRatios(ctx context.Context, url string, end time.Time
 		res["export_"+q.name+"_sealed_p50_ms"] = ms(ps)
 		res["export_"+q.name+"_rows_p50_ms"] = ms(pr)
 		res["export_"+q.name+"_points"] = len(a)
+		res["export_"+q.name+"_sealed_go_cpu_ms"] = ms(cpuSealed / time.Duration(m.o.Reads))
+		res["export_"+q.name+"_rows_go_cpu_ms"] = ms(cpuRows / time.Duration(m.o.Reads))
 		m.o.Progress("export %s: sealed p50 %.2f ms, rows p50 %.2f ms", q.name, float64(ps)/1e6, float64(pr)/1e6)
 	}
 	return nil

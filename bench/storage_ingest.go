@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -24,7 +26,9 @@ import (
 // make bench-ingest does. The ratio is the Kafka rate with the sealer
 // over the raw rate without it. The sealer runs in this process rather
 // than in bdp serve, the same code on the same database, so that the
-// pass can be stopped and counted.
+// pass can be stopped and counted. A control, the same ingest with no
+// sealer afterwards (into another project's datapoints), tells what the
+// sealer costs.
 func ingestWhileSealing(ctx context.Context, p *Platform, st *store.Store, o StorageOptions, topic string, dataEnd time.Time, log *slog.Logger, res map[string]any) error {
 	s, err := sealer.New(st, sealer.Config{}, log, nil)
 	if err != nil {
@@ -57,7 +61,26 @@ func ingestWhileSealing(ctx context.Context, p *Platform, st *store.Store, o Sto
 	if out.err != nil && passCtx.Err() == nil {
 		return fmt.Errorf("seal pass beside the ingest: %w", out.err)
 	}
-	copySeconds, copied, err := copyBaseline(ctx, p.DBURL, dataEnd)
+	// The control: the same ingest with no sealer, into a second
+	// project's datapoints (the same times, none of the same rows).
+	var pr struct {
+		Resource struct {
+			Project struct{ ID int64 } `json:"project"`
+		} `json:"resource"`
+	}
+	if err := p.Do(ctx, "POST", "/v2/company/project", map[string]any{"name": "storage-control"}, &pr, false); err != nil {
+		return err
+	}
+	o.Progress("the same ingest without the sealer")
+	controlBegan := time.Now()
+	if err := produce(ctx, in, topic, pr.Resource.Project.ID); err != nil {
+		return err
+	}
+	if err := p.waitStoredKafka(ctx, 2*in.Observations, 10*time.Minute); err != nil {
+		return err
+	}
+	control := time.Since(controlBegan)
+	copySeconds, copied, err := copyBaseline(ctx, p.DBURL, dataEnd, p.ProjectID)
 	if err != nil {
 		return err
 	}
@@ -65,27 +88,33 @@ func ingestWhileSealing(ctx context.Context, p *Platform, st *store.Store, o Sto
 		return fmt.Errorf("stored %d observations from Kafka, produced %d", copied, in.Observations)
 	}
 	obsPerS := float64(in.Observations) / elapsed.Seconds()
+	controlPerS := float64(in.Observations) / control.Seconds()
 	copyPerS := float64(in.Observations) / copySeconds
 	res["ingest_ratio_sealing"] = round3(obsPerS / copyPerS)
+	res["ingest_ratio_no_sealer"] = round3(controlPerS / copyPerS)
 	res["ingest_obs_per_s"] = int(obsPerS)
+	res["ingest_no_sealer_obs_per_s"] = int(controlPerS)
 	res["ingest_copy_obs_per_s"] = int(copyPerS)
 	res["ingest_observations"] = in.Observations
 	res["ingest_sealed_meanwhile"] = out.r.Rows
-	o.Progress("ingest %.0f obs/s with the sealer (it sealed %d rows meanwhile), raw COPY %.0f obs/s", obsPerS, out.r.Rows, copyPerS)
+	o.Progress("ingest %.0f obs/s with the sealer (it sealed %d rows meanwhile), %.0f obs/s without; raw COPY %.0f obs/s",
+		obsPerS, out.r.Rows, controlPerS, copyPerS)
 	return nil
 }
 
-// copyBaseline is Platform.rawCopy for the Kafka ingest's rows alone (the
-// head holds the loaded mix too): they are read, ordered as live data
-// arrives, and loaded with one CopyFrom into a fresh partitioned table
-// shaped like observations. It answers the seconds and the rows.
-func copyBaseline(ctx context.Context, url string, since time.Time) (float64, int64, error) {
+// copyBaseline is Platform.rawCopy for the rows one Kafka ingest stored
+// into project since a time (the head holds the loaded mix, and the
+// control's rows, too): they are read, ordered as live data arrives, and
+// loaded with one CopyFrom into a fresh partitioned table shaped like
+// observations. It answers the seconds and the rows.
+func copyBaseline(ctx context.Context, url string, since time.Time, project int64) (float64, int64, error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT datapoint, time, value FROM observations WHERE time >= $1 ORDER BY time, datapoint`, since)
+	rows, err := conn.Query(ctx, `SELECT datapoint, time, value FROM observations
+		WHERE time >= $1 AND datapoint IN (SELECT id FROM datapoints WHERE project_id = $2) ORDER BY time, datapoint`, since, project)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -135,14 +164,21 @@ func sealRest(ctx context.Context, p *Platform, st *store.Store, o StorageOption
 		return err
 	}
 	o.Progress("sealing the rest at full duty")
+	stopProfile := func() {}
+	if o.SealProfile != "" {
+		if stopProfile, err = startCPUProfile(o.SealProfile); err != nil {
+			return err
+		}
+	}
 	goBefore, pgBefore := selfCPU(), clusterCPU(pgDir)
 	began := time.Now()
 	r, err := s.Pass(ctx)
+	wall := time.Since(began)
+	goCPU, pgCPU := selfCPU()-goBefore, cpuSince(pgDir, pgBefore)
+	stopProfile()
 	if err != nil {
 		return err
 	}
-	wall := time.Since(began)
-	goCPU, pgCPU := selfCPU()-goBefore, clusterCPU(pgDir)-pgBefore
 	if r.Rows == 0 {
 		return fmt.Errorf("the sealer's second pass sealed nothing: %+v", r)
 	}
@@ -182,15 +218,38 @@ func dataDirectory(ctx context.Context, url string) (string, error) {
 	return dir, nil
 }
 
-// clusterCPU sums the user and system CPU time of the live server
-// processes of the cluster in dir. A backend that exits between two
-// readings takes its time along: the figure is a floor.
-func clusterCPU(dir string) time.Duration {
-	var sum time.Duration
+// clusterCPU is the user and system CPU time of each live server process
+// of the cluster in dir.
+func clusterCPU(dir string) map[int]time.Duration {
+	out := map[int]time.Duration{}
 	for _, pid := range pgcluster.ProcessesIn(dir) {
 		if d, err := processCPU(pid); err == nil {
-			sum += d
+			out[pid] = d
 		}
 	}
+	return out
+}
+
+// cpuSince is the CPU time the cluster's processes spent since before
+// was read. A process that exited meanwhile takes its time along: the
+// figure is a floor.
+func cpuSince(dir string, before map[int]time.Duration) time.Duration {
+	var sum time.Duration
+	for pid, d := range clusterCPU(dir) {
+		sum += d - before[pid]
+	}
 	return sum
+}
+
+// startCPUProfile profiles this process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/openbdp/bdp/store"
 	"github.com/openbdp/bdp/store/sealer"
@@ -47,6 +50,15 @@ func (m *lateModel) times(dp int64) []int64 {
 // lateRun counts what the late-write test saw.
 type lateRun struct {
 	writes, reads, readViolations atomic.Int64
+	writeDeadlocks                atomic.Int64 // writes PostgreSQL chose as a deadlock's victim, then sent again
+}
+
+// isDeadlock tells whether PostgreSQL broke a deadlock by aborting this
+// transaction (SQLSTATE 40P01): nothing of it was committed, and the
+// sealer's next pass, or a writer's retry, does it again.
+func isDeadlock(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "40P01"
 }
 
 // lateWrites is store/sealer's TestConcurrentLateWritesNeverLoseOrDouble
@@ -62,7 +74,10 @@ type lateRun struct {
 // exactly what was acknowledged, its last value at each time.
 // lost_or_duplicated counts every point missing, doubled, out of order,
 // not acknowledged or of another value, in the reads meanwhile and at
-// the end.
+// the end. A seal's delete and a late batch's upsert can lock the same
+// rows in opposite orders; PostgreSQL then aborts one of them
+// (deadlocks are counted): a pass leaves the rest to the next one, a
+// writer sends its batch again, as a client told of a failed write does.
 func lateWrites(ctx context.Context, p *Platform, month *bsrnMonth, o StorageOptions, log *slog.Logger, res map[string]any) error {
 	url, err := p.cluster.CreateDatabase(ctx, "storage_late")
 	if err != nil {
@@ -91,6 +106,9 @@ func lateWrites(ctx context.Context, p *Platform, month *bsrnMonth, o StorageOpt
 	}
 	start := mondayOf(time.Now()).AddDate(0, 0, -7*(o.LateWeeks+2))
 	end := start.AddDate(0, 0, 7*o.LateWeeks)
+	// Reads take a minute more on each side: a jittered series' first
+	// minute may lie up to 2 s before start.
+	readFrom, readTo := start.Add(-time.Minute), end.Add(time.Minute)
 	m := &lateModel{values: map[int64]map[int64]float64{}}
 	for i, dp := range dps {
 		s := newSeries(o.Seed+1, i)
@@ -131,12 +149,12 @@ func lateWrites(ctx context.Context, p *Platform, month *bsrnMonth, o StorageOpt
 	}
 	for r := range 2 {
 		wg.Go(func() {
-			if err := lateReader(runCtx, st, m, &run, dps, start, end, uint64(r)); err != nil {
+			if err := lateReader(runCtx, st, m, &run, dps, readFrom, readTo, uint64(r)); err != nil {
 				errs <- err
 			}
 		})
 	}
-	passes, cut, unseals, err := latePasses(ctx, st, s, start, o.LateDuration)
+	passes, cut, unseals, deadlocks, err := latePasses(ctx, st, s, start, o.LateDuration)
 	stop()
 	wg.Wait()
 	close(errs)
@@ -149,7 +167,7 @@ func lateWrites(ctx context.Context, p *Platform, month *bsrnMonth, o StorageOpt
 	if _, err := s.Pass(ctx); err != nil {
 		return fmt.Errorf("late-write test, last pass: %w", err)
 	}
-	lost, doubled, err := lateVerify(ctx, st, m, dps, start, end, o.Progress)
+	lost, doubled, err := lateVerify(ctx, st, m, dps, readFrom, readTo, o.Progress)
 	if err != nil {
 		return err
 	}
@@ -162,8 +180,9 @@ func lateWrites(ctx context.Context, p *Platform, month *bsrnMonth, o StorageOpt
 	res["late_writes"], res["late_reads"] = run.writes.Load(), run.reads.Load()
 	res["late_passes"], res["late_passes_cut"], res["late_unseals"] = passes, cut, unseals
 	res["late_head_after_last_pass"] = figures.Head.Observations
-	o.Progress("late-write test: %d late rows, %d reads, %d passes (%d cut, %d unseals): %d lost, %d doubled, %d bad reads",
-		run.writes.Load(), run.reads.Load(), passes, cut, unseals, lost, doubled, run.readViolations.Load())
+	res["late_deadlocks_sealer"], res["late_deadlocks_writer"] = deadlocks, run.writeDeadlocks.Load()
+	o.Progress("late-write test: %d late rows, %d reads, %d passes (%d cut, %d unseals; deadlocks: %d of the sealer's, %d of writes): %d lost, %d doubled, %d bad reads",
+		run.writes.Load(), run.reads.Load(), passes, cut, unseals, deadlocks, run.writeDeadlocks.Load(), lost, doubled, run.readViolations.Load())
 	return nil
 }
 
@@ -190,7 +209,14 @@ func lateWriter(ctx context.Context, st *store.Store, m *lateModel, run *lateRun
 		// Not under ctx: a write cut off by the end of the run may have
 		// committed without being acknowledged, and the model could not
 		// tell.
-		if err := st.WriteObservations(context.WithoutCancel(ctx), batch); err != nil {
+		err := st.WriteObservations(context.WithoutCancel(ctx), batch)
+		for err != nil && isDeadlock(err) {
+			// A seal's delete met this batch's upsert in the other order:
+			// the client is told its write failed, and sends it again.
+			run.writeDeadlocks.Add(1)
+			err = st.WriteObservations(context.WithoutCancel(ctx), batch)
+		}
+		if err != nil {
 			return fmt.Errorf("late write: %w", err)
 		}
 		m.ack(batch)
@@ -231,8 +257,11 @@ func lateReader(ctx context.Context, st *store.Store, m *lateModel, run *lateRun
 }
 
 // latePasses runs seal passes for d: every third cut off after up to
-// 200 ms, every fourth followed by the unsealing of the second week.
-func latePasses(ctx context.Context, st *store.Store, s *sealer.Sealer, start time.Time, d time.Duration) (passes, cut, unseals int, err error) {
+// 200 ms, every fourth followed by the unsealing of the second week. A
+// pass or an unsealing PostgreSQL aborts to break a deadlock is counted
+// and the loop goes on, as the sealer's own loop does (the next pass
+// seals what it left).
+func latePasses(ctx context.Context, st *store.Store, s *sealer.Sealer, start time.Time, d time.Duration) (passes, cut, unseals, deadlocks int, err error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	deadline := time.Now().Add(d)
 	for i := 0; time.Now().Before(deadline); i++ {
@@ -243,21 +272,26 @@ func latePasses(ctx context.Context, st *store.Store, s *sealer.Sealer, start ti
 		_, err := s.Pass(passCtx)
 		wasCut := err != nil && passCtx.Err() != nil
 		cancel()
-		if err != nil && !wasCut {
-			return passes, cut, unseals, fmt.Errorf("late-write test pass: %w", err)
+		if isDeadlock(err) {
+			deadlocks++
+		} else if err != nil && !wasCut {
+			return passes, cut, unseals, deadlocks, fmt.Errorf("late-write test pass: %w", err)
 		}
 		passes++
 		if wasCut {
 			cut++
 		}
 		if i%4 == 3 {
-			if _, err := st.UnsealWeek(ctx, start.AddDate(0, 0, 7)); err != nil {
-				return passes, cut, unseals, err
+			_, err := st.UnsealWeek(ctx, start.AddDate(0, 0, 7))
+			if isDeadlock(err) {
+				deadlocks++
+			} else if err != nil {
+				return passes, cut, unseals, deadlocks, err
 			}
 			unseals++
 		}
 	}
-	return passes, cut, unseals, nil
+	return passes, cut, unseals, deadlocks, nil
 }
 
 // lateVerify compares every datapoint with the model: lost are the

@@ -35,6 +35,8 @@ func runStorage(ctx context.Context, args []string) (map[string]any, error) {
 	fs.IntVar(&o.IngestDatapoints, "ingest-datapoints", 0, "datapoints they spread over (default 10,000 × scale)")
 	fs.IntVar(&o.LateDatapoints, "late-datapoints", 0, "datapoints of the late-write test (default -datapoints)")
 	fs.DurationVar(&o.LateDuration, "late-duration", 0, "how long late writes, reads and passes run (default 60s × scale)")
+	fs.StringVar(&o.SealProfile, "seal-profile", "", "write a CPU profile of the full-duty seal pass to this file")
+	fs.StringVar(&o.ReadProfile, "read-profile", "", "write a CPU profile of the export reads to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
