@@ -29,6 +29,8 @@ type clusterPlatform struct {
 	dir   string
 	env   []string
 	nodes map[string]*localcluster.Node
+	// kafkaTopic is the topic the nodes ingest from (BDP_KAFKA_TOPIC).
+	kafkaTopic string
 }
 
 func newClusterPlatform(t *testing.T) *clusterPlatform {
@@ -40,9 +42,9 @@ func newClusterPlatform(t *testing.T) *clusterPlatform {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Stop)
-	p := &clusterPlatform{t: t, svc: svc, dir: dir, nodes: map[string]*localcluster.Node{},
-		env: []string{"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_CLUSTER_RELAY_TOPIC=" + kafkatest.Topic(t, 6),
-			"BDP_KAFKA_TOPIC=" + kafkatest.Topic(t, 3), "BDP_LOG_LEVEL=info"}}
+	p := &clusterPlatform{t: t, svc: svc, dir: dir, nodes: map[string]*localcluster.Node{}, kafkaTopic: kafkatest.Topic(t, 3)}
+	p.env = []string{"BDP_OPERATOR_TOKEN=" + operatorToken, "BDP_CLUSTER_RELAY_TOPIC=" + kafkatest.Topic(t, 6),
+		"BDP_KAFKA_TOPIC=" + p.kafkaTopic, "BDP_LOG_LEVEL=info"}
 	return p
 }
 
@@ -321,6 +323,44 @@ func TestServeCluster(t *testing.T) {
 	upload(b, 3)
 	upload(c, 2)
 	check(a, 20*time.Second)
+	// Rounds through Kafka and MQTT: whichever node stores them, every
+	// datapoint gets them in order. A gateway's round is one message per
+	// source, stored one by one (a Kafka message is acknowledged once
+	// produced, stored later); the next round goes once every source of
+	// this one is stored, as an HTTP upload's round is stored whole, so
+	// that the datapoints of two sources see the rounds as a recompute
+	// does.
+	gw := p.gateways(c, pid, admin)
+	storedRound := func(via *server, r int) {
+		t.Helper()
+		from, to := at.Add(time.Duration(r)*time.Minute).Format(time.RFC3339), at.Add(time.Duration(r+1)*time.Minute).Format(time.RFC3339)
+		for s := range sources {
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				_, body := via.request("GET", fmt.Sprintf("/v2/datapoint/timeseries?project_id=%d&dataPointID=s%d&start=%s&end=%s", pid, s, from, to), admin, "")
+				if strings.Contains(string(body), `"value"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d of s%d not stored: %s", r, s, body)
+				}
+			}
+		}
+	}
+	viaGateways := func(kafkaRounds, mqttRounds int, via *server) {
+		t.Helper()
+		for range kafkaRounds {
+			gw.kafka(at, rounds, sources)
+			storedRound(via, rounds)
+			rounds++
+		}
+		for range mqttRounds {
+			gw.publish(at, rounds, sources)
+			storedRound(via, rounds)
+			rounds++
+		}
+		check(via, 30*time.Second)
+	}
+	viaGateways(2, 3, b)
 
 	// kill -9 of a: its datapoints run on b and c, and the edge
 	// connection on one of them.
@@ -332,6 +372,7 @@ func TestServeCluster(t *testing.T) {
 	}
 	upload(b, 3)
 	check(c, 20*time.Second)
+	viaGateways(1, 3, c) // MQTT ingestion's session on b or c now
 
 	// A stop answered by a node that may not run the datapoint.
 	for _, i := range []int{0, 5, 10, 15} {
@@ -355,6 +396,7 @@ func TestServeCluster(t *testing.T) {
 	waitMembers(t, a, []string{"a", "c"}, all-len(stopped), 30*time.Second)
 	upload(c, 2)
 	check(a, 20*time.Second)
+	viaGateways(1, 2, a)
 
 	// What the mixed datapoints stored through all of it, moves included,
 	// is what an exact recompute of the whole period stores.
