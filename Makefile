@@ -66,6 +66,7 @@ deps-test:
 # Swagger UI assets, embedded by package http/ui. Fetched only when missing.
 ui:
 	bash scripts/fetch-swagger-ui.sh
+	bash scripts/fetch-ui-libs.sh
 
 build: ui
 	$(GO) build -o bin/bdp ./cmd/bdp

@@ -238,7 +238,8 @@ func TestServeLifecycle(t *testing.T) {
 	}
 }
 
-// A person opening /ui/ sees every operation of the OpenAPI document.
+// A person opening the API explorer, /ui/api/, sees every operation of the
+// OpenAPI document.
 func TestSwaggerUIShowsEveryOperation(t *testing.T) {
 	if !ui.Available() {
 		t.Fatal("the Swagger UI assets are not embedded: run `make ui`, then rerun the tests")
@@ -258,7 +259,7 @@ func TestSwaggerUIShowsEveryOperation(t *testing.T) {
 	for _, ops := range doc.Paths {
 		want += len(ops)
 	}
-	dom := uitest.RenderedDOM(t, s.base+"/ui/")
+	dom := uitest.RenderedDOM(t, s.base+"/ui/api/")
 	blocks := regexp.MustCompile(`class="opblock opblock-(get|post|put|delete)\b`).FindAllString(dom, -1)
 	if len(blocks) != want {
 		t.Fatalf("the UI shows %d operations, the document has %d:\n%s", len(blocks), want, uitest.Truncate(dom))

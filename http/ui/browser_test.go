@@ -66,7 +66,7 @@ const testOpenAPI = `{
 }`
 
 // TestSwaggerUIRendersInBrowser serves the Swagger UI and a small OpenAPI
-// document, loads /ui/ in headless Chromium and checks that the rendered
+// document, loads /ui/api/ in headless Chromium and checks that the rendered
 // page shows both operations. It needs the assets from `make ui` and the
 // Debian package chromium; without either it fails, it does not skip.
 func TestSwaggerUIRendersInBrowser(t *testing.T) {
@@ -75,7 +75,7 @@ func TestSwaggerUIRendersInBrowser(t *testing.T) {
 	}
 	base := startServer(t)
 
-	dom := uitest.RenderedDOM(t, base+"/ui/")
+	dom := uitest.RenderedDOM(t, base+"/ui/api/")
 
 	if strings.Contains(dom, "Failed to load API definition") {
 		t.Fatalf("Swagger UI could not load /v2/openapi.json; rendered DOM:\n%s", uitest.Truncate(dom))
@@ -105,12 +105,16 @@ func TestSwaggerUIRendersInBrowser(t *testing.T) {
 	}
 }
 
-// startServer runs a fiber app with the Swagger UI and testOpenAPI on a
-// free loopback port until the test ends, and returns its base URL.
-func startServer(t *testing.T) string {
+// startServer runs a fiber app with the UIs and testOpenAPI on a free
+// loopback port until the test ends, and returns its base URL. extra
+// registers more routes (a stand-in for parts of /v2).
+func startServer(t *testing.T, extra ...func(*fiber.App)) string {
 	t.Helper()
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	ui.Register(app)
+	for _, f := range extra {
+		f(app)
+	}
 	app.Get("/v2/openapi.json", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 		return c.SendString(testOpenAPI)
@@ -134,7 +138,7 @@ func startServer(t *testing.T) string {
 	base := "http://" + ln.Addr().String()
 	// The page and the document must be there before a browser is started
 	// on them: this separates a server fault from a rendering one.
-	for _, path := range []string{"/ui/", "/ui/swagger-ui-bundle.js", "/v2/openapi.json"} {
+	for _, path := range []string{"/ui/", "/ui/api/", "/ui/api/swagger-ui-bundle.js", "/ui/lib/uPlot.iife.min.js", "/v2/openapi.json"} {
 		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)

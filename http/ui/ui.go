@@ -1,12 +1,15 @@
-// Package ui serves the Swagger UI for the platform's OpenAPI document at
-// /ui/.
+// Package ui serves the platform's browser UI at /ui/ and the Swagger UI
+// for its OpenAPI document at /ui/api/.
 //
-// The Swagger UI files come from the npm package swagger-ui-dist. They are
-// not committed: `make ui` fetches them into dist/, and they are embedded
-// into the binary with go:embed, so nothing is loaded from a CDN at run time.
-// On a checkout where `make ui` has not run, dist/ holds only its README; the
-// package still builds, Available reports false and /ui/ serves a short page
-// saying to run `make ui`.
+// The browser UI (app/) is plain HTML, CSS and JavaScript modules written
+// for this package; it talks only to the public /v2 API. Its one library,
+// uPlot, comes from npm: `make ui` fetches it, pinned, into lib/. The
+// Swagger UI files come from the npm package swagger-ui-dist, fetched by
+// `make ui` into dist/. Neither is committed; everything is embedded into
+// the binary with go:embed, so nothing is loaded from a CDN at run time.
+// On a checkout where `make ui` has not run, dist/ and lib/ hold only their
+// READMEs; the package still builds, Available reports false and the pages
+// whose assets are missing say to run `make ui`.
 package ui
 
 import (
@@ -27,15 +30,25 @@ import (
 //go:embed dist
 var dist embed.FS
 
-// page holds the files written for this package: the page that starts
-// Swagger UI, its start-up script, and the page served when the assets are
-// missing.
+// lib holds the browser UI's libraries `make ui` put into lib/ (and the
+// committed README).
+//
+//go:embed lib
+var lib embed.FS
+
+// page holds the files written for the Swagger UI: the page that starts
+// it, its start-up script, and the page served when assets are missing.
 //
 //go:embed index.html swagger-initializer.js assets-missing.html
 var page embed.FS
 
+// app holds the browser UI written for this package.
+//
+//go:embed app
+var app embed.FS
+
 // Files copied from swagger-ui-dist by `make ui`. The first three are needed
-// to render the UI; the favicon is served when present.
+// to render the Swagger UI; the favicon is served when present.
 var (
 	requiredDistFiles = []string{
 		"swagger-ui-bundle.js",
@@ -45,17 +58,33 @@ var (
 	optionalDistFiles = []string{
 		"favicon-32x32.png",
 	}
+	// Files copied from npm packages by scripts/fetch-ui-libs.sh, all needed
+	// by the browser UI.
+	requiredLibFiles = []string{
+		"uPlot.iife.min.js",
+		"uPlot.min.css",
+	}
 )
 
 const (
-	// Cache policy of the swagger-ui-dist files: their names carry no
-	// version, so they are cached for a day, not forever.
+	// Cache policy of the fetched files: their names carry no version, so
+	// they are cached for a day, not forever.
 	cacheDist = "public, max-age=86400"
 	// Cache policy of this package's own files: revalidated by ETag, so a
 	// new binary takes effect at once.
 	cachePage = "no-cache"
 	// The "not built" page must not outlive a rebuild with the assets.
 	cacheMissing = "no-store"
+
+	// apiPrefix is where the Swagger UI lives below /ui/.
+	apiPrefix = "api/"
+
+	// appCSP confines the browser UI's page: its own scripts and styles
+	// only, requests to this origin (and WebSockets, for live values
+	// later), no framing. A bearer token in sessionStorage is only as safe
+	// as the page is free of foreign scripts.
+	appCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+		"connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 )
 
 // asset is one file served under /ui/.
@@ -64,34 +93,43 @@ type asset struct {
 	contentType  string
 	cacheControl string
 	etag         string
+	csp          string
 }
 
 // site is the set of files served under /ui/, keyed by their path below
-// /ui/ ("" is the page at /ui/ itself).
+// /ui/ ("" is the page at /ui/ itself, "api/" the Swagger UI's page).
 type site struct {
-	available bool
-	assets    map[string]*asset
+	swagger bool // the Swagger UI assets are there
+	libs    bool // the browser UI's libraries are there
+	assets  map[string]*asset
 }
 
+func (s *site) available() bool { return s.swagger && s.libs }
+
 var defaultSite = sync.OnceValue(func() *site {
-	sub, err := fs.Sub(dist, "dist")
+	distFS, err := fs.Sub(dist, "dist")
 	if err != nil {
 		panic("ui: " + err.Error()) // cannot happen: "dist" is a valid path
 	}
-	return newSite(sub, page)
+	libFS, err := fs.Sub(lib, "lib")
+	if err != nil {
+		panic("ui: " + err.Error())
+	}
+	return newSite(distFS, libFS)
 })
 
-// Available reports whether the Swagger UI assets were embedded, that is
-// whether `make ui` ran before the build. When it is false, /ui/ serves a
-// page saying to run `make ui` instead of the Swagger UI.
+// Available reports whether the fetched assets (Swagger UI and the browser
+// UI's libraries) were embedded, that is whether `make ui` ran before the
+// build. When it is false, /ui/ or /ui/api/ serves a page saying to run
+// `make ui` instead.
 func Available() bool {
-	return defaultSite().available
+	return defaultSite().available()
 }
 
-// Register mounts the Swagger UI on r: GET (and HEAD) /ui redirects to /ui/,
-// /ui/ serves the page that loads the OpenAPI document at /v2/openapi.json,
-// and /ui/<file> serves the embedded assets. Unknown files under /ui/ are
-// answered with fiber.ErrNotFound.
+// Register mounts the UIs on r: GET (and HEAD) /ui redirects to /ui/, /ui/
+// serves the browser UI, /ui/api/ the Swagger UI on /v2/openapi.json, and
+// /ui/<file> the embedded assets. Unknown files under /ui/ are answered
+// with fiber.ErrNotFound.
 func Register(r fiber.Router) {
 	register(r, defaultSite())
 }
@@ -102,36 +140,64 @@ func register(r fiber.Router, s *site) {
 }
 
 // newSite builds the served files from the swagger-ui-dist files in distFS
-// (at its root) and this package's own files in pageFS.
-func newSite(distFS, pageFS fs.FS) *site {
-	s := &site{available: true, assets: map[string]*asset{}}
-	for _, name := range requiredDistFiles {
-		if _, err := fs.Stat(distFS, name); err != nil {
-			s.available = false
-			break
+// and the libraries in libFS (each at its root), and this package's own
+// files.
+func newSite(distFS, libFS fs.FS) *site {
+	s := &site{swagger: allExist(distFS, requiredDistFiles), libs: allExist(libFS, requiredLibFiles), assets: map[string]*asset{}}
+	missing := newAsset(page, "assets-missing.html", cacheMissing)
+
+	if s.swagger {
+		index := newAsset(page, "index.html", cachePage)
+		s.assets[apiPrefix] = index
+		s.assets[apiPrefix+"index.html"] = index
+		s.assets[apiPrefix+"swagger-initializer.js"] = newAsset(page, "swagger-initializer.js", cachePage)
+		for _, name := range requiredDistFiles {
+			s.assets[apiPrefix+name] = newAsset(distFS, name, cacheDist)
 		}
+		for _, name := range optionalDistFiles {
+			if _, err := fs.Stat(distFS, name); err == nil {
+				s.assets[apiPrefix+name] = newAsset(distFS, name, cacheDist)
+			}
+		}
+	} else {
+		s.assets[apiPrefix] = missing
+		s.assets[apiPrefix+"index.html"] = missing
 	}
 
-	if !s.available {
-		missing := newAsset(pageFS, "assets-missing.html", cacheMissing)
+	if !s.libs {
+		// The app's own files are not served half: the page never loads them.
 		s.assets[""] = missing
 		s.assets["index.html"] = missing
 		return s
 	}
-
-	index := newAsset(pageFS, "index.html", cachePage)
-	s.assets[""] = index
-	s.assets["index.html"] = index
-	s.assets["swagger-initializer.js"] = newAsset(pageFS, "swagger-initializer.js", cachePage)
-	for _, name := range requiredDistFiles {
-		s.assets[name] = newAsset(distFS, name, cacheDist)
+	for _, name := range requiredLibFiles {
+		s.assets["lib/"+name] = newAsset(libFS, name, cacheDist)
 	}
-	for _, name := range optionalDistFiles {
-		if _, err := fs.Stat(distFS, name); err == nil {
-			s.assets[name] = newAsset(distFS, name, cacheDist)
+	err := fs.WalkDir(app, "app", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		a := newAsset(app, p, cachePage)
+		if path.Ext(p) == ".html" {
+			a.csp = appCSP
+		}
+		s.assets[strings.TrimPrefix(p, "app/")] = a
+		return nil
+	})
+	if err != nil {
+		panic("ui: " + err.Error()) // cannot happen: embedded files are readable
+	}
+	s.assets[""] = s.assets["index.html"]
+	return s
+}
+
+func allExist(fsys fs.FS, names []string) bool {
+	for _, name := range names {
+		if _, err := fs.Stat(fsys, name); err != nil {
+			return false
 		}
 	}
-	return s
+	return true
 }
 
 func newAsset(fsys fs.FS, name, cacheControl string) *asset {
@@ -159,6 +225,8 @@ func contentType(name string) string {
 		return "text/css; charset=utf-8"
 	case ".png":
 		return "image/png"
+	case ".svg":
+		return "image/svg+xml"
 	default:
 		if t := mime.TypeByExtension(ext); t != "" {
 			return t
@@ -169,9 +237,16 @@ func contentType(name string) string {
 
 func (s *site) handle(c *fiber.Ctx) error {
 	rest := c.Params("*")
-	if rest == "" && !strings.HasSuffix(c.Path(), "/") {
-		// /ui -> /ui/, so that the page's relative asset URLs resolve
-		// below /ui/. c.Path() keeps any prefix of a group r is part of.
+	slash := strings.HasSuffix(c.Path(), "/")
+	if slash && rest != "" && !strings.HasSuffix(rest, "/") {
+		// fiber leaves the trailing slash out of the wildcard (not
+		// strict routing): /ui/api/ gives "api".
+		rest += "/"
+	}
+	if (rest == "" || rest+"/" == apiPrefix) && !slash {
+		// /ui -> /ui/ and /ui/api -> /ui/api/, so that the pages'
+		// relative asset URLs resolve below them. c.Path() keeps any
+		// prefix of a group r is part of.
 		loc := c.Path() + "/"
 		if q := c.Request().URI().QueryString(); len(q) > 0 {
 			loc += "?" + string(q)
@@ -187,6 +262,10 @@ func (s *site) handle(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, a.cacheControl)
 	c.Set(fiber.HeaderETag, a.etag)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	if a.csp != "" {
+		c.Set(fiber.HeaderContentSecurityPolicy, a.csp)
+		c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	}
 	if etagMatches(c.Get(fiber.HeaderIfNoneMatch), a.etag) {
 		c.Status(fiber.StatusNotModified)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -20,6 +21,16 @@ func fakeDist() fstest.MapFS {
 		"swagger-ui.css":                  {Data: []byte(".swagger-ui{}")},
 		"favicon-32x32.png":               {Data: []byte("\x89PNG\r\n\x1a\n")},
 		"README.md":                       {Data: []byte("placeholder")},
+	}
+}
+
+// fakeLib stands in for the libraries `make ui` fetches.
+func fakeLib() fstest.MapFS {
+	return fstest.MapFS{
+		"uPlot.iife.min.js": {Data: []byte("var uPlot=function(){};")},
+		"uPlot.min.css":     {Data: []byte(".uplot{}")},
+		"VERSION":           {Data: []byte("uplot@0.0.0")},
+		"README.md":         {Data: []byte("placeholder")},
 	}
 }
 
@@ -48,8 +59,8 @@ func do(t *testing.T, app *fiber.App, method, target string, header map[string]s
 }
 
 func TestServesAssets(t *testing.T) {
-	s := newSite(fakeDist(), page)
-	if !s.available {
+	s := newSite(fakeDist(), fakeLib())
+	if !s.available() {
 		t.Fatal("site with all required files is not available")
 	}
 	app := newTestApp(s)
@@ -57,13 +68,23 @@ func TestServesAssets(t *testing.T) {
 	tests := []struct {
 		path, contentType, cacheControl, bodyHas string
 	}{
-		{"/ui/", "text/html; charset=utf-8", cachePage, `<div id="swagger-ui">`},
-		{"/ui/index.html", "text/html; charset=utf-8", cachePage, `src="swagger-ui-bundle.js"`},
-		{"/ui/swagger-initializer.js", "text/javascript; charset=utf-8", cachePage, `"/v2/openapi.json"`},
-		{"/ui/swagger-ui-bundle.js", "text/javascript; charset=utf-8", cacheDist, "SwaggerUIBundle"},
-		{"/ui/swagger-ui-standalone-preset.js", "text/javascript; charset=utf-8", cacheDist, "SwaggerUIStandalonePreset"},
-		{"/ui/swagger-ui.css", "text/css; charset=utf-8", cacheDist, ".swagger-ui"},
-		{"/ui/favicon-32x32.png", "image/png", cacheDist, "PNG"},
+		// The browser UI.
+		{"/ui/", "text/html; charset=utf-8", cachePage, `id="signin-form"`},
+		{"/ui/index.html", "text/html; charset=utf-8", cachePage, `src="js/main.js"`},
+		{"/ui/js/main.js", "text/javascript; charset=utf-8", cachePage, "import"},
+		{"/ui/js/api.js", "text/javascript; charset=utf-8", cachePage, "/v2/auth/token"},
+		{"/ui/style.css", "text/css; charset=utf-8", cachePage, "focus-visible"},
+		{"/ui/icon.svg", "image/svg+xml", cachePage, "<svg"},
+		{"/ui/lib/uPlot.iife.min.js", "text/javascript; charset=utf-8", cacheDist, "uPlot"},
+		{"/ui/lib/uPlot.min.css", "text/css; charset=utf-8", cacheDist, ".uplot"},
+		// The Swagger UI, below api/.
+		{"/ui/api/", "text/html; charset=utf-8", cachePage, `<div id="swagger-ui">`},
+		{"/ui/api/index.html", "text/html; charset=utf-8", cachePage, `src="swagger-ui-bundle.js"`},
+		{"/ui/api/swagger-initializer.js", "text/javascript; charset=utf-8", cachePage, `"/v2/openapi.json"`},
+		{"/ui/api/swagger-ui-bundle.js", "text/javascript; charset=utf-8", cacheDist, "SwaggerUIBundle"},
+		{"/ui/api/swagger-ui-standalone-preset.js", "text/javascript; charset=utf-8", cacheDist, "SwaggerUIStandalonePreset"},
+		{"/ui/api/swagger-ui.css", "text/css; charset=utf-8", cacheDist, ".swagger-ui"},
+		{"/ui/api/favicon-32x32.png", "image/png", cacheDist, "PNG"},
 	}
 	for _, tc := range tests {
 		resp, body := do(t, app, http.MethodGet, tc.path, nil)
@@ -86,6 +107,74 @@ func TestServesAssets(t *testing.T) {
 	}
 }
 
+// The browser UI's page runs only its own scripts: a token in
+// sessionStorage is only as safe as the page is from foreign ones.
+func TestAppPageHasContentSecurityPolicy(t *testing.T) {
+	app := newTestApp(newSite(fakeDist(), fakeLib()))
+	resp, body := do(t, app, http.MethodGet, "/ui/", nil)
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(body, "<script>") {
+		t.Errorf("inline scripts allowed or used: CSP %q", csp)
+	}
+	if got := resp.Header.Get("Referrer-Policy"); got != "no-referrer" {
+		t.Errorf("Referrer-Policy %q, want no-referrer", got)
+	}
+	// Nothing loads from elsewhere: every src and href is relative.
+	for _, m := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		if strings.Contains(m[1], "//") {
+			t.Errorf("the page loads %s from another origin", m[1])
+		}
+	}
+}
+
+// Every text the UI shows in English has its German counterpart: the two
+// dictionaries have the same keys.
+func TestDictionariesHaveTheSameKeys(t *testing.T) {
+	js, err := app.ReadFile("app/js/i18n.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(js)
+	en, de := strings.Index(src, "  en: {"), strings.Index(src, "  de: {")
+	end := strings.Index(src[de:], "\n  },") + de
+	if en < 0 || de < en || end < de {
+		t.Fatal("i18n.js: dictionaries en and de not found")
+	}
+	keys := func(block string) map[string]bool {
+		m := map[string]bool{}
+		for _, k := range regexp.MustCompile(`(?m)^    (\w+):`).FindAllStringSubmatch(block, -1) {
+			m[k[1]] = true
+		}
+		return m
+	}
+	enKeys, deKeys := keys(src[en:de]), keys(src[de:end])
+	if len(enKeys) < 40 {
+		t.Fatalf("only %d English keys found", len(enKeys))
+	}
+	for k := range enKeys {
+		if !deKeys[k] {
+			t.Errorf("German lacks %s", k)
+		}
+	}
+	for k := range deKeys {
+		if !enKeys[k] {
+			t.Errorf("English lacks %s", k)
+		}
+	}
+	// And every data-i18n key of the page is in the dictionary.
+	page, _ := app.ReadFile("app/index.html")
+	for _, m := range regexp.MustCompile(`data-i18n(?:-label|-placeholder)?="(\w+)"`).FindAllStringSubmatch(string(page), -1) {
+		if !enKeys[m[1]] {
+			t.Errorf("index.html uses %s, which the dictionary lacks", m[1])
+		}
+	}
+}
+
 func TestIndexConfiguresSwaggerUI(t *testing.T) {
 	js, err := page.ReadFile("swagger-initializer.js")
 	if err != nil {
@@ -99,10 +188,11 @@ func TestIndexConfiguresSwaggerUI(t *testing.T) {
 }
 
 func TestRedirectsToTrailingSlash(t *testing.T) {
-	app := newTestApp(newSite(fakeDist(), page))
+	app := newTestApp(newSite(fakeDist(), fakeLib()))
 	for target, want := range map[string]string{
 		"/ui":       "/ui/",
 		"/ui?a=b&c": "/ui/?a=b&c",
+		"/ui/api":   "/ui/api/",
 	} {
 		resp, _ := do(t, app, http.MethodGet, target, nil)
 		if resp.StatusCode != http.StatusMovedPermanently {
@@ -116,25 +206,38 @@ func TestRedirectsToTrailingSlash(t *testing.T) {
 
 func TestRedirectKeepsGroupPrefix(t *testing.T) {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	register(app.Group("/docs"), newSite(fakeDist(), page))
+	register(app.Group("/docs"), newSite(fakeDist(), fakeLib()))
 	resp, _ := do(t, app, http.MethodGet, "/docs/ui", nil)
 	if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || got != "/docs/ui/" {
 		t.Errorf("GET /docs/ui: status %d Location %q, want 301 /docs/ui/", resp.StatusCode, got)
 	}
 	resp, body := do(t, app, http.MethodGet, "/docs/ui/", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="signin-form"`) {
+		t.Errorf("GET /docs/ui/: status %d, want 200 with the browser UI's page", resp.StatusCode)
+	}
+	resp, _ = do(t, app, http.MethodGet, "/docs/ui/api", nil)
+	if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusMovedPermanently || got != "/docs/ui/api/" {
+		t.Errorf("GET /docs/ui/api: status %d Location %q, want 301 /docs/ui/api/", resp.StatusCode, got)
+	}
+	resp, body = do(t, app, http.MethodGet, "/docs/ui/api/", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="swagger-ui"`) {
-		t.Errorf("GET /docs/ui/: status %d, want 200 with the Swagger UI page", resp.StatusCode)
+		t.Errorf("GET /docs/ui/api/: status %d, want 200 with the Swagger UI page", resp.StatusCode)
 	}
 }
 
 func TestUnknownFilesAreNotFound(t *testing.T) {
-	app := newTestApp(newSite(fakeDist(), page))
+	app := newTestApp(newSite(fakeDist(), fakeLib()))
 	for _, target := range []string{
 		"/ui/README.md",
 		"/ui/nope.js",
 		"/ui/../ui.go",
 		"/ui/dist/swagger-ui.css",
+		"/ui/swagger-ui.css",
 		"/ui/assets-missing.html",
+		"/ui/lib/README.md",
+		"/ui/lib/VERSION",
+		"/ui/app/index.html",
+		"/ui/api/README.md",
 	} {
 		resp, _ := do(t, app, http.MethodGet, target, nil)
 		if resp.StatusCode != http.StatusNotFound {
@@ -144,9 +247,9 @@ func TestUnknownFilesAreNotFound(t *testing.T) {
 }
 
 func TestHeadAndConditionalGet(t *testing.T) {
-	app := newTestApp(newSite(fakeDist(), page))
+	app := newTestApp(newSite(fakeDist(), fakeLib()))
 
-	resp, body := do(t, app, http.MethodHead, "/ui/swagger-ui.css", nil)
+	resp, body := do(t, app, http.MethodHead, "/ui/api/swagger-ui.css", nil)
 	if resp.StatusCode != http.StatusOK || body != "" {
 		t.Errorf("HEAD: status %d body %q, want 200 and no body", resp.StatusCode, body)
 	}
@@ -155,15 +258,15 @@ func TestHeadAndConditionalGet(t *testing.T) {
 		t.Fatal("no ETag")
 	}
 
-	resp, body = do(t, app, http.MethodGet, "/ui/swagger-ui.css", map[string]string{"If-None-Match": etag})
+	resp, body = do(t, app, http.MethodGet, "/ui/api/swagger-ui.css", map[string]string{"If-None-Match": etag})
 	if resp.StatusCode != http.StatusNotModified || body != "" {
 		t.Errorf("If-None-Match %s: status %d body %q, want 304 and no body", etag, resp.StatusCode, body)
 	}
-	resp, _ = do(t, app, http.MethodGet, "/ui/swagger-ui.css", map[string]string{"If-None-Match": `"other", W/` + etag})
+	resp, _ = do(t, app, http.MethodGet, "/ui/api/swagger-ui.css", map[string]string{"If-None-Match": `"other", W/` + etag})
 	if resp.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match list with weak match: status %d, want 304", resp.StatusCode)
 	}
-	resp, _ = do(t, app, http.MethodGet, "/ui/swagger-ui.css", map[string]string{"If-None-Match": `"other"`})
+	resp, _ = do(t, app, http.MethodGet, "/ui/api/swagger-ui.css", map[string]string{"If-None-Match": `"other"`})
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("If-None-Match other: status %d, want 200", resp.StatusCode)
 	}
@@ -172,41 +275,61 @@ func TestHeadAndConditionalGet(t *testing.T) {
 func TestMissingAssetsPage(t *testing.T) {
 	dist := fakeDist()
 	delete(dist, "swagger-ui-bundle.js")
-	s := newSite(dist, page)
-	if s.available {
-		t.Fatal("site without swagger-ui-bundle.js is available")
-	}
-	app := newTestApp(s)
+	lib := fakeLib()
+	delete(lib, "uPlot.iife.min.js")
 
-	for _, target := range []string{"/ui/", "/ui/index.html"} {
-		resp, body := do(t, app, http.MethodGet, target, nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("GET %s: status %d, want 200", target, resp.StatusCode)
+	for _, tc := range []struct {
+		name           string
+		s              *site
+		missing, there []string
+	}{
+		{"no Swagger UI bundle", newSite(dist, fakeLib()), []string{"/ui/api/", "/ui/api/index.html"}, []string{"/ui/"}},
+		{"no uPlot", newSite(fakeDist(), lib), []string{"/ui/", "/ui/index.html"}, []string{"/ui/api/"}},
+	} {
+		if tc.s.available() {
+			t.Fatalf("%s: site is available", tc.name)
 		}
-		if got := resp.Header.Get("Content-Type"); got != "text/html; charset=utf-8" {
-			t.Errorf("GET %s: Content-Type %q", target, got)
+		app := newTestApp(tc.s)
+		for _, target := range tc.missing {
+			resp, body := do(t, app, http.MethodGet, target, nil)
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: GET %s: status %d, want 200", tc.name, target, resp.StatusCode)
+			}
+			if got := resp.Header.Get("Content-Type"); got != "text/html; charset=utf-8" {
+				t.Errorf("%s: GET %s: Content-Type %q", tc.name, target, got)
+			}
+			if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("%s: GET %s: Cache-Control %q, want no-store", tc.name, target, got)
+			}
+			for _, want := range []string{"were not built", "make ui", `href="/v2/openapi.json"`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s: GET %s: page lacks %q:\n%s", tc.name, target, want, body)
+				}
+			}
 		}
-		if got := resp.Header.Get("Cache-Control"); got != "no-store" {
-			t.Errorf("GET %s: Cache-Control %q, want no-store", target, got)
-		}
-		for _, want := range []string{"were not built", "make ui", `href="/v2/openapi.json"`} {
-			if !strings.Contains(body, want) {
-				t.Errorf("GET %s: page lacks %q:\n%s", target, want, body)
+		for _, target := range tc.there {
+			if resp, body := do(t, app, http.MethodGet, target, nil); resp.StatusCode != http.StatusOK || strings.Contains(body, "were not built") {
+				t.Errorf("%s: GET %s: status %d, want the page itself", tc.name, target, resp.StatusCode)
 			}
 		}
 	}
-	// The assets that exist are not served half: the page never loads them.
-	resp, _ := do(t, app, http.MethodGet, "/ui/swagger-ui.css", nil)
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("GET /ui/swagger-ui.css without the bundle: status %d, want 404", resp.StatusCode)
+	// The assets that exist are not served half: the pages never load them.
+	for target, s := range map[string]*site{
+		"/ui/api/swagger-ui.css": newSite(dist, fakeLib()),
+		"/ui/js/main.js":         newSite(fakeDist(), lib),
+		"/ui/lib/uPlot.min.css":  newSite(fakeDist(), lib),
+	} {
+		if resp, _ := do(t, newTestApp(s), http.MethodGet, target, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s with an asset missing: status %d, want 404", target, resp.StatusCode)
+		}
 	}
 }
 
 func TestEmbeddedPlaceholderOnly(t *testing.T) {
-	// On a clean checkout dist/ holds only README.md: that must give the
-	// "not built" page, not a panic.
-	s := newSite(fstest.MapFS{"README.md": {Data: []byte("x")}}, page)
-	if s.available {
-		t.Fatal("placeholder-only dist is available")
+	// On a clean checkout dist/ and lib/ hold only README.md: that must
+	// give the "not built" pages, not a panic.
+	s := newSite(fstest.MapFS{"README.md": {Data: []byte("x")}}, fstest.MapFS{"README.md": {Data: []byte("x")}})
+	if s.available() || s.swagger || s.libs {
+		t.Fatal("placeholder-only dist and lib are available")
 	}
 }

@@ -1,0 +1,119 @@
+// Start-up of the browser UI: which view shows (sign-in, projects, one
+// project), the header, and errors. The view follows the address's
+// fragment (#/projects, #/project/3), so back and forward work and a
+// project can be linked; the token is never part of it.
+
+import * as api from "./api.js";
+import { t, apply, setLang, lang, onLangChange } from "./i18n.js";
+import { createSignIn, describe } from "./signin.js";
+import { createProjects } from "./projects.js";
+import { createPlot } from "./plot.js";
+
+const views = ["signin", "projects", "project"].map((v) => document.getElementById("view-" + v));
+const alertBox = document.getElementById("alert");
+const who = document.getElementById("who");
+const signOutButton = document.getElementById("signout");
+const projectsLink = document.getElementById("nav-projects");
+const langSelect = document.getElementById("lang");
+let lastError = null;
+let user = null;
+
+function showError(err) {
+  lastError = err;
+  alertBox.textContent = describe(err);
+  alertBox.hidden = false;
+}
+
+function clearError() {
+  lastError = null;
+  alertBox.textContent = "";
+  alertBox.hidden = true;
+}
+
+function showView(name) {
+  for (const v of views) v.hidden = v.id !== "view-" + name;
+  const signedIn = name !== "signin";
+  signOutButton.hidden = !signedIn;
+  projectsLink.hidden = !signedIn;
+  who.hidden = !signedIn;
+  // Focus moves to the new view's heading, so a screen reader announces it
+  // and the keyboard starts there.
+  const h = document.querySelector(`#view-${name} h1`);
+  if (h && name !== "signin") h.focus();
+}
+
+const plot = createPlot({ showError });
+const projects = createProjects({
+  showError,
+  plot,
+  openProject: (id) => {
+    location.hash = "#/project/" + id;
+  },
+});
+const signIn = createSignIn({ signedIn: () => route(true) });
+
+// route shows the view the fragment names, or the sign-in form when no
+// token is kept.
+async function route(fresh = false) {
+  clearError();
+  if (!api.signedIn()) {
+    showView("signin");
+    signIn.reset();
+    return;
+  }
+  if (fresh || !user) loadUser();
+  const m = /^#\/project\/(\d+)/.exec(location.hash);
+  if (m) {
+    showView("project");
+    await projects.showProject(Number(m[1]));
+    return;
+  }
+  if (location.hash !== "#/projects") {
+    history.replaceState(null, "", "#/projects");
+  }
+  showView("projects");
+  await projects.showProjects();
+}
+
+async function loadUser() {
+  try {
+    const answer = await api.get("/v2/user");
+    user = answer.user;
+    renderWho();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function renderWho() {
+  if (!user) return;
+  const name = [user.firstName, user.lastName].filter(Boolean).join(" ") || user.email;
+  who.textContent = t("signedInAs", { name });
+}
+
+function signOut(reason) {
+  api.forgetToken();
+  user = null;
+  projects.clear();
+  who.textContent = "";
+  history.replaceState(null, "", location.pathname);
+  showView("signin");
+  signIn.reset(reason);
+}
+
+api.setUnauthorizedHandler(() => signOut(t("sessionEnded")));
+signOutButton.addEventListener("click", () => signOut());
+projectsLink.addEventListener("click", (ev) => {
+  ev.preventDefault();
+  location.hash = "#/projects";
+});
+langSelect.value = lang();
+langSelect.addEventListener("change", () => setLang(langSelect.value));
+onLangChange(() => {
+  renderWho();
+  if (lastError) alertBox.textContent = describe(lastError);
+});
+window.addEventListener("hashchange", () => route());
+
+apply();
+route();
