@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -331,5 +332,30 @@ func TestEmbeddedPlaceholderOnly(t *testing.T) {
 	s := newSite(fstest.MapFS{"README.md": {Data: []byte("x")}}, fstest.MapFS{"README.md": {Data: []byte("x")}})
 	if s.available() || s.swagger || s.libs {
 		t.Fatal("placeholder-only dist and lib are available")
+	}
+}
+
+// The browser UI's first load (its page, modules, styles and uPlot; not the
+// Swagger UI) stays within issue 22's budget of 500 KiB compressed.
+func TestFirstLoadWithinBudget(t *testing.T) {
+	s := defaultSite()
+	if !s.libs {
+		t.Fatal("uPlot is not embedded: run `make ui`, then rerun the tests")
+	}
+	var raw, packed int
+	for name, a := range s.assets {
+		if name == "" || strings.HasPrefix(name, apiPrefix) {
+			continue
+		}
+		var buf strings.Builder
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(a.body)
+		_ = zw.Close()
+		raw += len(a.body)
+		packed += buf.Len()
+	}
+	t.Logf("first load: %d KiB, %d KiB gzipped", raw/1024, packed/1024)
+	if packed > 500*1024 {
+		t.Errorf("first load is %d KiB gzipped, over 500 KiB", packed/1024)
 	}
 }
