@@ -149,8 +149,17 @@ func (s *Store) finishMerged(head []Point, chunks [][]byte, from, to time.Time, 
 			return nil, err
 		}
 		defer release()
-		pts = make([]Point, 0, len(head)+len(chunks)*1024)
-		for {
+		n := len(head)
+		for _, c := range chunks {
+			if h, _, err := chunkenc.ParseHeader(c); err == nil {
+				n += h.N
+			}
+		}
+		if limit > 0 && !newest {
+			n = min(n, limit) // the oldest limit: the merge stops there
+		}
+		pts = make([]Point, 0, n)
+		for limit <= 0 || newest || len(pts) < limit {
 			p, ok, err := next()
 			if err != nil {
 				return nil, err
@@ -162,9 +171,11 @@ func (s *Store) finishMerged(head []Point, chunks [][]byte, from, to time.Time, 
 		}
 	}
 	if newest {
+		if limit > 0 && len(pts) > limit {
+			pts = pts[len(pts)-limit:] // the newest limit, before reversing them alone
+		}
 		slices.Reverse(pts)
-	}
-	if limit > 0 && len(pts) > limit {
+	} else if limit > 0 && len(pts) > limit {
 		pts = pts[:limit]
 	}
 	return pts, nil

@@ -147,7 +147,13 @@ func (s *Store) SealWeek(ctx context.Context, week time.Time, datapoints []int64
 		// project or datapoint take them in, so neither waits for the
 		// other in a circle.
 		rowPoints, chunkPoints := map[int64][]chunkenc.Point{}, map[int64][]chunkenc.Point{}
-		rows, err := tx.Query(ctx, `DELETE FROM `+partitionName(week)+` WHERE datapoint = ANY($1) RETURNING datapoint, time, value`, locked)
+		// Rows are locked in key order, the order every upsert of a
+		// late write locks them in (insertRows sorts): a seal and a
+		// write that meet wait for each other instead of deadlocking.
+		part := partitionName(week)
+		rows, err := tx.Query(ctx, `DELETE FROM `+part+` p USING (
+			SELECT datapoint, time FROM `+part+` WHERE datapoint = ANY($1) ORDER BY datapoint, time FOR UPDATE) l
+			WHERE p.datapoint = l.datapoint AND p.time = l.time RETURNING p.datapoint, p.time, p.value`, locked)
 		if err != nil {
 			return err
 		}

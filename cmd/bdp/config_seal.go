@@ -29,7 +29,7 @@ func loadSealConfig(c *config, get func(string) string, bad func(string, error))
 	}
 	cfg.Grace = d
 	if cfg.Duty, err = strconv.ParseFloat(get("BDP_SEAL_DUTY"), 64); err != nil || !(cfg.Duty > 0 && cfg.Duty <= 1) {
-		bad("BDP_SEAL_DUTY", errors.New("must be a number over 0 and at most 1, such as 0.25"))
+		bad("BDP_SEAL_DUTY", errors.New("must be a number over 0 and at most 1, such as 0.1"))
 	}
 	c.Seal = &cfg
 }
