@@ -313,6 +313,13 @@ func TestBrowserUI(t *testing.T) {
 		t.Errorf("status %q", got)
 	}
 	b.Screenshot(t, "ui-plot-month")
+
+	// A drag across a tenth of the month loads those three days anew, as
+	// 5-minute means instead of 30-minute ones.
+	box = uitest.Eval[[]float64](t, b, `(() => { const r = document.querySelector("#plot .u-over").getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	y = box[1] + box[3]/2
+	b.Do(t, "drag across three days", chromedp.DragAndDropXY(box[0]+box[2]*0.6, y, box[0]+box[2]*0.7, y, 10))
+	b.WaitJS(t, "finer", `document.getElementById("plot").dataset.state === "ready" && document.getElementById("plot-status").textContent.includes("mean over 5m")`, 20*time.Second)
 	slices.Sort(wall)
 	slices.Sort(drawn)
 	t.Logf("30-day plot of minute data (%s points): click to drawn, median %s (min %s, max %s); "+
