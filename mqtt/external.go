@@ -144,16 +144,7 @@ func StartExternal(ctx context.Context, cfg ExternalConfig) (*External, error) {
 		ReconnectBackoff:              autopaho.NewExponentialBackoff(100*time.Millisecond, 5*time.Second, 250*time.Millisecond, 2),
 		ConnectUsername:               cfg.AdminUser,
 		ConnectPassword:               []byte(cfg.AdminPassword),
-		ConnectPacketBuilder: func(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
-			if c.Properties == nil {
-				c.Properties = &paho.ConnectProperties{}
-			}
-			// Ingestion acknowledges after storing: let enough messages be
-			// in flight to fill the Batcher.
-			recvMax := uint16(4096)
-			c.Properties.ReceiveMaximum = &recvMax
-			return c, nil
-		},
+		ConnectPacketBuilder:          ingestReceiveMaximum,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			e.wg.Add(1)
 			go func() {
@@ -247,6 +238,18 @@ func (e *External) connectionUp(cm *autopaho.ConnectionManager) {
 	if !e.firstUp.CompareAndSwap(false, true) {
 		e.users.resync() // what changed while the connection was down
 	}
+}
+
+// ingestReceiveMaximum is the CONNECT of a connection that ingests:
+// ingestion acknowledges after storing, so enough messages must be in
+// flight to fill the Batcher.
+func ingestReceiveMaximum(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+	if c.Properties == nil {
+		c.Properties = &paho.ConnectProperties{}
+	}
+	recvMax := uint16(4096)
+	c.Properties.ReceiveMaximum = &recvMax
+	return c, nil
 }
 
 // received routes one incoming publish. Every path acknowledges it; an

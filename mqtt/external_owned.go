@@ -93,14 +93,7 @@ func (e *External) connectOwned(ctx context.Context) (*autopaho.ConnectionManage
 		ReconnectBackoff:              autopaho.NewExponentialBackoff(100*time.Millisecond, 5*time.Second, 250*time.Millisecond, 2),
 		ConnectUsername:               e.cfg.AdminUser,
 		ConnectPassword:               []byte(e.cfg.AdminPassword),
-		ConnectPacketBuilder: func(c *paho.Connect, _ *url.URL) (*paho.Connect, error) {
-			if c.Properties == nil {
-				c.Properties = &paho.ConnectProperties{}
-			}
-			recvMax := uint16(4096) // as the node's own connection: enough in flight to fill a batch
-			c.Properties.ReceiveMaximum = &recvMax
-			return c, nil
-		},
+		ConnectPacketBuilder:          ingestReceiveMaximum,
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			// Not on the connection's goroutine, which must go on to
 			// read the SUBACK.
