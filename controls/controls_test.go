@@ -309,6 +309,9 @@ func TestAppStopsWhenItsProjectIsDeleted(t *testing.T) {
 	}
 	e.start(rt, plan)
 	e.waitFor("the first write", func() bool { return len(dev.Requests()) >= 2 }) // app_start, write
+	// The timer for the next boundary is armed after the write returns:
+	// moved before, the clock would leave it an hour ahead.
+	e.waitFor("the next boundary's timer", func() bool { return e.clock.Armed() == 1 })
 	if _, err := e.st.DeleteProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
