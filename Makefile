@@ -20,7 +20,8 @@
 #   make bench-analytics  each analysis function run over 4 weeks of minute data (p50 <= 100 ms), a weekly batch of 1,000 instances beside a 20,000 obs/s ingest (<= 60 s, ingest loss <= 10 %)
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
 #   make bench-files  document store: 100 MiB up and down through bdp vs minio-go straight to its store (goals: ratios >= 0.8), bdp's RSS during a 1 GiB upload (goal: growth <= 32 MiB)
-#   make bench-cluster  three local nodes in cluster mode under the load harness: kill -9, stops through other nodes, rejoin, graceful stop (goals: nothing missing, different or lost; failover <= 10 s; command p99 <= 50 ms)
+#   make bench-cluster  three local nodes in cluster mode under the load harness: kill -9, stops through other nodes, rejoin, graceful stop, schedule apps and crashing devices (goals: nothing missing, different or lost; one write per boundary, one log entry per event; failover <= 10 s; command p99 <= 50 ms)
+#   make bench-storage  23.6M observations of a building's mix (pvlib's BSRN one-minute data) sealed into chunks (goals: <= 1.37 bytes per observation, exports sealed/rows <= 1.0, ingest beside the sealer >= 0.8, nothing lost or doubled)
 #   make cluster-up / cluster-down [CLUSTER_DIR=/tmp/bdp-cluster]
 #               a three-node cluster on this machine with the services it
 #               needs, in the background (README: Several nodes)
