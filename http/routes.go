@@ -23,6 +23,10 @@ func v2Routes(s *Server) []*route {
 			Resp: []endpointEntry{}, Handle: s.listEndpoints},
 		{Method: "GET", Path: "/v2/openapi.json", Tag: meta, Summary: "This OpenAPI document",
 			Resp: map[string]any{}, Handle: s.serveOpenAPI},
+		{Method: "GET", Path: "/v2/meta/mqtt", Tag: meta, Summary: "Where the MQTT broker listens (TCP, WebSocket, TLS), for clients such as the browser UI's live values (beyond api.md)",
+			Doc: "The embedded broker's listeners with URLs on the host name the request was addressed to; an external broker (BDP_MQTT_EXTERNAL) lists none. " +
+				"Credentials come from POST /v2/project/{project_id}/mqttuser; live observations are published to project/{project_id}/datapoint/{dataPointID}.",
+			Resp: mqttListenersAnswer{}, Handle: s.mqttMeta},
 		{Method: "POST", Path: "/v2/auth/token", Tag: meta, Summary: "Issue a bearer token (Basic credentials or OAuth2 password grant)",
 			Body: tokenForm{}, Resp: tokenResponse{}, Handle: s.issueToken},
 		{Method: "POST", Path: "/v2/user/token", Tag: meta, Summary: "Issue a bearer token (same as POST /v2/auth/token, the path aedifion's clients use)",

@@ -47,6 +47,10 @@ type Config struct {
 	// MQTTAdminUser is the external broker's admin username
 	// (BDP_MQTT_ADMIN_USER); no MQTT user may take it.
 	MQTTAdminUser string
+	// MQTTListeners are the embedded broker's listen addresses by
+	// addresses.json key (mqtt, mqtt_ws, mqtt_tls, mqtt_wss), answered by
+	// GET /v2/meta/mqtt; nil with an external broker.
+	MQTTListeners map[string]string
 
 	// extraRoutes lets tests mount routes the API does not have, such as
 	// one that panics; they get no catalog id.

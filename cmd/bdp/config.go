@@ -105,7 +105,7 @@ type configVar struct{ name, def, doc string }
 var configVars = append([]configVar{
 	{"BDP_HTTP_ADDR", "127.0.0.1:8080", "HTTP listen address; port 0 picks a free port"},
 	{"BDP_MQTT_ADDR", "127.0.0.1:1883", "MQTT listen address (embedded broker); port 0 picks a free port"},
-	{"BDP_MQTT_WS_ADDR", "", "MQTT over WebSocket listen address (embedded broker, for browser pages); empty: off"},
+	{"BDP_MQTT_WS_ADDR", "auto", "MQTT over WebSocket listen address (embedded broker, for browser pages: the UI's live values); auto: BDP_MQTT_ADDR's host, port 9001 (port 0 when BDP_MQTT_ADDR's is 0); off: none"},
 	{"BDP_MQTT_TLS_ADDR", "", "MQTT over TLS listen address (embedded broker; TLS 1.2 or later, for gateways that reach the platform over the internet; 8883 is the usual port); empty: off; needs BDP_TLS_CERT and BDP_TLS_KEY"},
 	{"BDP_MQTT_WSS_ADDR", "", "MQTT over WebSocket over TLS listen address (embedded broker, wss:// for pages served over https); empty: off; needs BDP_TLS_CERT and BDP_TLS_KEY"},
 	{"BDP_TLS_CERT", "", "PEM file of the TLS listeners' certificate (leaf first, then the chain); read at start, refused when unreadable, expired or not matching BDP_TLS_KEY; a replaced file is served within 10 s"},
@@ -175,7 +175,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 			bad(name, err)
 		}
 	}
-	if c.MQTTWSAddr = get("BDP_MQTT_WS_ADDR"); c.MQTTWSAddr != "" {
+	switch c.MQTTWSAddr = get("BDP_MQTT_WS_ADDR"); c.MQTTWSAddr {
+	case "off":
+		c.MQTTWSAddr = ""
+	case "auto":
+		c.MQTTWSAddr = autoWSAddr(c.MQTTAddr)
+	default:
 		if err := checkAddr(c.MQTTWSAddr); err != nil {
 			bad("BDP_MQTT_WS_ADDR", err)
 		}
@@ -183,6 +188,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	loadTLSConfig(&c, get, bad)
 	c.MQTTExternal, c.MQTTAdminUser, c.MQTTAdminPassword = get("BDP_MQTT_EXTERNAL"), get("BDP_MQTT_ADMIN_USER"), getenv("BDP_MQTT_ADMIN_PASSWORD")
 	if c.MQTTExternal != "" {
+		c.MQTTWSAddr = "" // unused: no embedded broker
 		if err := checkMQTTURL(c.MQTTExternal); err != nil {
 			bad("BDP_MQTT_EXTERNAL", err)
 		}
@@ -362,6 +368,22 @@ func checkHostPort(hostPort, malformed string) error {
 		return errors.New("port must be 1 to 65535")
 	}
 	return nil
+}
+
+// autoWSAddr is the default WebSocket listener of the embedded broker:
+// on the TCP listener's host, port 9001 (Mosquitto's usual WebSocket
+// port), or a free port when the TCP listener takes one (tests, several
+// servers on one machine). The browser UI's live values need it, so it
+// is on unless BDP_MQTT_WS_ADDR=off.
+func autoWSAddr(mqttAddr string) string {
+	host, port, err := net.SplitHostPort(mqttAddr)
+	if err != nil {
+		return "" // BDP_MQTT_ADDR is reported bad already
+	}
+	if port == "0" {
+		return net.JoinHostPort(host, "0")
+	}
+	return net.JoinHostPort(host, "9001")
 }
 
 func checkAddr(a string) error {

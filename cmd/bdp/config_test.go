@@ -33,7 +33,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.LoginAccountFailures != 10 || c.LoginAddressFailures != 100 || c.LoginFailureWindow != time.Minute {
 		t.Fatalf("login throttle: %+v", c)
 	}
-	if c.MQTTWSAddr != "" || c.MQTTClientQueue != 1024 {
+	if c.MQTTWSAddr != "127.0.0.1:9001" || c.MQTTClientQueue != 1024 {
 		t.Fatalf("mqtt: %+v", c)
 	}
 	if c.AnalysisWorkers != 0 { // runner.DefaultWorkers

@@ -146,3 +146,13 @@ func loadTLSConfig(c *config, get func(string) string, bad func(string, error)) 
 		c.MQTTTLS = conf
 	}
 }
+
+// embeddedListeners are the embedded broker's listen addresses for GET
+// /v2/meta/mqtt; nil for an external broker, whose listeners bdp does not
+// know.
+func embeddedListeners(b mqtt.Broker) map[string]string {
+	if e, ok := b.(*mqtt.Embedded); ok {
+		return e.Addresses()
+	}
+	return nil
+}

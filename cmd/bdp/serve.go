@@ -290,7 +290,7 @@ func startParts(ctx context.Context, cfg config, st *store.Store, running *node.
 	}
 	srv, err := bdphttp.New(ctx, bdphttp.Config{
 		BodyLimit: cfg.BodyLimit, ImportLimit: cfg.ImportLimit, OperatorToken: cfg.OperatorToken, TokenSecret: secret, TokenTTL: cfg.TokenTTL,
-		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser,
+		CredentialTTL: cfg.CredentialTTL, Version: version, MQTTAdminUser: cfg.MQTTAdminUser, MQTTListeners: embeddedListeners(broker),
 	}, bdphttp.Deps{Store: st, Ingest: ingest, Engine: engine, Runner: runner, Cluster: view, Log: log, Registry: reg, Hasher: hasher, Throttle: throttle,
 		MQTTPasswords: mqttPasswords, Components: components, Setpoints: setpoints, Controls: ctrl, Apps: apps, Files: fileStore})
 	if err != nil {
