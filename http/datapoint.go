@@ -99,3 +99,17 @@ func (s *Server) updateDatapoint(c *fiber.Ctx, cl *call) (any, error) {
 	}
 	return ok("update", d), nil
 }
+
+// getDatapoint answers a datapoint with its setpoint bounds to a caller
+// who may read it by TagAuth (the browser UI shows the bounds before a
+// write).
+func (s *Server) getDatapoint(c *fiber.Ctx, cl *call) (any, error) {
+	id, err := vdpParam(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireDatapointAccess(c, cl, []string{id}, false); err != nil {
+		return nil, err
+	}
+	return s.store.DatapointSetpointsOf(c.UserContext(), cl.ProjectID, id) // fault.NotFound: 404
+}

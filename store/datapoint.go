@@ -46,3 +46,13 @@ func (s *Store) ClearDatapointSetpoints(ctx context.Context, projectID int64, da
 }
 
 const setpointColumns = `datapoint_id, hash_id, id, project_id, setpoint_max_value, setpoint_min_value`
+
+// DatapointSetpointsOf reads a project's datapoint with its setpoint
+// bounds (GET /v2/datapoint); fault.NotFound when the project has no such
+// datapoint.
+func (s *Store) DatapointSetpointsOf(ctx context.Context, projectID int64, dataPointID string) (DatapointSetpoints, error) {
+	var d DatapointSetpoints
+	err := s.pool.QueryRow(ctx, `SELECT `+setpointColumns+` FROM datapoints WHERE project_id = $1 AND datapoint_id = $2`, projectID, dataPointID).
+		Scan(&d.DataPointID, &d.HashID, &d.ID, &d.ProjectID, &d.SetpointMax, &d.SetpointMin)
+	return d, translate(err, fmt.Sprintf("datapoint %q", dataPointID))
+}
