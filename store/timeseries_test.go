@@ -14,7 +14,7 @@ import (
 
 // newTimeseriesProject makes a project with datapoints named names and
 // returns their row ids.
-func newTimeseriesProject(t *testing.T, s *Store, names ...string) (int64, map[string]int64) {
+func newTimeseriesProject(t testing.TB, s *Store, names ...string) (int64, map[string]int64) {
 	t.Helper()
 	ctx := context.Background()
 	co, u, _, err := s.CreateCompany(ctx, Company{Name: "acme"},
