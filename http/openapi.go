@@ -84,7 +84,7 @@ func operation(r *route, bodyLimit int) map[string]any {
 		switch m[1] {
 		case "dataPointID":
 			schema = map[string]any{"type": "string"}
-		case "result_id", "controls_app_id": // analysis results and controls apps are named by uuid
+		case "result_id", "controls_app_id", "plot_view_id": // analysis results, controls apps and plot views are named by uuid
 			schema = map[string]any{"type": "string", "format": "uuid"}
 		}
 		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": schema})

@@ -404,7 +404,8 @@ func v2Routes(s *Server) []*route {
 			Resp: envelopeOf[projectAssignment]{}, Handle: s.assignProjectRole},
 		{Method: "DELETE", Path: "/v2/project/{project_id}/role/{role_id}/user/{user_id}", Tag: project, Op: "delete", Summary: "Take a project role from a user",
 			Resp: envelopeOf[projectAssignment]{}, Handle: s.unassignProjectRole},
-	}, s.fileRoutes()) // the document store in both spaces: files.go
+	}, s.fileRoutes(), // the document store in both spaces: files.go
+		s.viewRoutes()) // favorites and plot views: favorites.go, plotviews.go
 }
 
 // refusedUserFields are the fields of aedifion's user creation and

@@ -24,8 +24,10 @@ func TestEveryJSONBodyRefusesUnknownFields(t *testing.T) {
 	mq := num(t, e.do("POST", mqPath(pid), c.Admin, mqBody(uniq("mq"))).want(t, 201).resource(t), "id")
 	companyRole := rbCreateCompanyRole(e, c.Admin, []int32{})
 	instance := f.createInstance(t, f.roomFns[0], f.room, false)
+	view := e.do("POST", fmt.Sprintf("/v2/project/%d/plot-view", pid), c.Admin, map[string]any{"start": "2026-07-01T00:00:00Z",
+		"end": "2026-07-02T00:00:00Z", "samplerate": "auto", "datapoints": []string{}}).want(t, 201).JSON["id"].(string)
 	ids := strings.NewReplacer("{project_id}", itoa(pid), "{mqttuser_id}", itoa(mq), "{user_id}", itoa(userID), "{company_id}", itoa(c.ID),
-		"{componentinproject_id}", itoa(f.room), "{instance_id}", itoa(instance))
+		"{componentinproject_id}", itoa(f.room), "{instance_id}", itoa(instance), "{plot_view_id}", view)
 	queryValues := map[string]string{"project_id": itoa(pid), "run": "true", "type": "formula", "componentinproject_id": itoa(f.room), "algorithm": "schedule"}
 	// Bodies that must be whole for the handler to read further.
 	bodies := map[string]map[string]any{"POST /v2/project/{project_id}/virtual_datapoint": formulaConfig("P1 x 2;", map[string]string{"P1": "src"})}
