@@ -229,11 +229,11 @@ func (s *Store) newestMerged(head []Point, chunks [][]byte, from, to time.Time, 
 	lo, hi := 0, len(raw)
 	if !from.IsZero() {
 		at := from.UnixMicro()
-		lo, _ = slices.BinarySearchFunc(raw, at, func(p chunkenc.Point, t int64) int { return cmpMicro(p.UnixMicro, t) })
+		lo, _ = slices.BinarySearchFunc(raw, at, func(p chunkenc.Point, t int64) int { return cmp.Compare(p.UnixMicro, t) })
 	}
 	if !to.IsZero() {
 		at := to.UnixMicro()
-		hi, _ = slices.BinarySearchFunc(raw, at, func(p chunkenc.Point, t int64) int { return cmpMicro(p.UnixMicro, t) })
+		hi, _ = slices.BinarySearchFunc(raw, at, func(p chunkenc.Point, t int64) int { return cmp.Compare(p.UnixMicro, t) })
 	}
 	out := make([]Point, 0, min(limit, len(head)+max(hi-lo, 0)))
 	i, j := len(head)-1, hi-1

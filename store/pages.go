@@ -55,8 +55,9 @@ CROSS JOIN LATERAL (
 UNION ALL
 SELECT r.i, c.first_time, 0, c.data FROM r
 CROSS JOIN LATERAL (
-  SELECT first_time, data, sum(n) OVER w - n - first_value(n) OVER w AS before
-  FROM observation_chunks WHERE datapoint = r.dp AND first_time < r.before AND last_time >= r.since
+  SELECT first_time, data, sum(inside) OVER w - inside AS before FROM (
+    SELECT first_time, data, CASE WHEN first_time >= r.since AND last_time < r.before THEN n ELSE 0 END AS inside
+    FROM observation_chunks WHERE datapoint = r.dp AND first_time < r.before AND last_time >= r.since) k
   WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
 WHERE c.before < r.lim`
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,7 +198,7 @@ func (s *Store) SealWeek(ctx context.Context, week time.Time, datapoints []int64
 				continue
 			}
 			res.Datapoints++
-			slices.SortStableFunc(pts, func(a, b chunkenc.Point) int { return cmpMicro(a.UnixMicro, b.UnixMicro) })
+			slices.SortStableFunc(pts, func(a, b chunkenc.Point) int { return cmp.Compare(a.UnixMicro, b.UnixMicro) })
 			pts = lastOfEachTime(pts)
 			res.Points += int64(len(pts))
 			for part := range slices.Chunk(pts, ChunkPoints) {
@@ -217,16 +218,6 @@ func (s *Store) SealWeek(ctx context.Context, week time.Time, datapoints []int64
 		return SealResult{}, fmt.Errorf("seal week %s: %w", week.Format(time.DateOnly), err)
 	}
 	return res, nil
-}
-
-func cmpMicro(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // lastOfEachTime keeps, of points sorted stably by time, the last at each

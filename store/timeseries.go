@@ -397,6 +397,9 @@ func (s *Store) CountObservations(ctx context.Context, datapoint int64, start, e
 	if upTo <= 0 || upTo > MaxReadPoints {
 		upTo = MaxReadPoints + 1 // the count is read: bounded like a read
 	}
+	// Counted from the points, not by SQL's count: a late write at a
+	// time a sealed chunk holds is one observation in two places, which
+	// only the merge tells.
 	pts, err := s.readMerged(ctx, datapoint, start, end, false, int(upTo))
 	if err != nil {
 		return 0, fmt.Errorf("count observations: %w", err)
