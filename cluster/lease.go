@@ -141,21 +141,14 @@ func (m *Member) watchLease(ctx context.Context) {
 			continue
 		}
 		if cut {
+			m.cutOffs.Add(1)
 			m.log.Error("cut off from etcd: this node stops what it runs before the others take it over",
 				slog.Duration("since_renewal", since.Round(time.Millisecond)))
 		} else {
 			m.log.Warn("etcd reached again: this node takes its share back")
 		}
-		m.cutOffs.Add(boolToInt(cut))
 		m.notify()
 	}
-}
-
-func boolToInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Dropped is closed once this member was cut off from etcd for longer
