@@ -121,6 +121,12 @@ const dict = {
 
 export const languages = Object.keys(dict);
 
+// addStrings adds the texts of a view kept in its own module, as
+// {en: {...}, de: {...}}; modules call it when they load, before apply.
+export function addStrings(more) {
+  for (const [l, texts] of Object.entries(more)) Object.assign(dict[l], texts);
+}
+
 // The one mutable piece of i18n state: the language in force, kept in
 // localStorage (it is a preference, not a secret).
 let current = pick(localStorage.getItem("bdp.lang") || navigator.language);

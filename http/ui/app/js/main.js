@@ -8,8 +8,11 @@ import { t, apply, setLang, lang, onLangChange } from "./i18n.js";
 import { createSignIn, describe } from "./signin.js";
 import { createProjects } from "./projects.js";
 import { createPlot } from "./plot.js";
+import { createViews } from "./views.js";
+import { createAnalytics } from "./analytics.js";
+import { createFiles } from "./files.js";
+import { showPlotTabs } from "./tabs.js";
 
-const views = ["signin", "projects", "project"].map((v) => document.getElementById("view-" + v));
 const alertBox = document.getElementById("alert");
 const who = document.getElementById("who");
 const signOutButton = document.getElementById("signout");
@@ -31,7 +34,9 @@ function clearError() {
 }
 
 function showView(name) {
-  for (const v of views) v.hidden = v.id !== "view-" + name;
+  // Views made by other modules (analytics, files) are sections of main too.
+  for (const v of document.querySelectorAll("main > section[id^='view-']")) v.hidden = v.id !== "view-" + name;
+  document.getElementById("nav-files").hidden = !signedIn;
   const signedIn = name !== "signin";
   signOutButton.hidden = !signedIn;
   projectsLink.hidden = !signedIn;
@@ -50,6 +55,9 @@ const projects = createProjects({
     location.hash = "#/project/" + id;
   },
 });
+const plotViews = createViews({ showError, plot });
+const analytics = createAnalytics({ showError });
+const files = createFiles({ showError });
 const signIn = createSignIn({ signedIn: () => route(true) });
 
 // route shows the view the fragment names, or the sign-in form when no
@@ -62,10 +70,26 @@ async function route(fresh = false) {
     return;
   }
   if (fresh || !user) loadUser();
+  const a = /^#\/project\/(\d+)\/analytics(?:\/(\d+)\/([0-9a-fA-F-]{36}))?$/.exec(location.hash);
+  if (a) {
+    showView(a[2] ? "result" : "analytics");
+    await (a[2] ? analytics.showResult(Number(a[1]), Number(a[2]), a[3]) : analytics.show(Number(a[1])));
+    return;
+  }
+  const f = /^#\/(?:project\/(\d+)\/)?files$/.exec(location.hash);
+  if (f) {
+    showView("files");
+    await files.show(Number(f[1] || 0));
+    return;
+  }
   const m = /^#\/project\/(\d+)/.exec(location.hash);
   if (m) {
     showView("project");
+    showPlotTabs(Number(m[1]));
     await projects.showProject(Number(m[1]));
+    // #/project/3/view/{uuid} is a saved plot view's link.
+    const v = /\/view\/([0-9a-fA-F-]{36})$/.exec(location.hash);
+    await plotViews.show(Number(m[1]), v ? v[1] : "");
     return;
   }
   if (location.hash !== "#/projects") {
@@ -95,6 +119,7 @@ function signOut(reason) {
   api.forgetToken();
   user = null;
   projects.clear();
+  plotViews.clear();
   who.textContent = "";
   history.replaceState(null, "", location.pathname);
   showView("signin");

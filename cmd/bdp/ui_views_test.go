@@ -1,0 +1,85 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/openbdp/bdp/http/ui/uitest"
+)
+
+// uiViews plots two datapoints, saves them as a view, marks a favorite,
+// starts over and reopens the view by its link; then reads the panel in
+// German.
+func uiViews(t *testing.T, e *uiEnv) {
+	b := e.b
+	e.goTo(t, pidHash(e.pid, ""))
+	b.WaitJS(t, "datapoints listed", `document.getElementById("dp-count").textContent === "2 of 2 datapoints"`, 10*time.Second)
+	b.WaitJS(t, "views panel", `document.getElementById("view-save") && document.getElementById("view-list").options.length === 1`, 5*time.Second)
+	for _, id := range []string{"boiler.supply_temp", "boiler.return_temp"} {
+		b.Do(t, "plot "+id, chromedp.Click(chromedp.CSS(`#dp-table tr[data-dp="`+id+`"] input[type=checkbox]`)))
+	}
+	b.WaitJS(t, "two series", `document.getElementById("plot").dataset.state === "ready" && document.getElementById("plot").dataset.points === "300,300"`, 20*time.Second)
+
+	b.Do(t, "name and save the view",
+		chromedp.SendKeys(chromedp.ID("view-name"), "boiler temperatures"),
+		chromedp.Click(chromedp.ID("view-save")))
+	b.WaitJS(t, "saved", `document.getElementById("view-status").textContent.includes("saved")`, 10*time.Second)
+	link := uitest.Eval[string](t, b, `document.getElementById("view-link").value`)
+	if !strings.Contains(link, fmt.Sprintf("#/project/%d/view/", e.pid)) {
+		t.Fatalf("share link %q", link)
+	}
+	var stored []struct {
+		Name       string   `json:"name"`
+		Datapoints []string `json:"datapoints"`
+	}
+	e.api(t, "GET", fmt.Sprintf("/v2/project/%d/plot-views", e.pid), "", &stored)
+	if len(stored) != 1 || stored[0].Name != "boiler temperatures" || strings.Join(stored[0].Datapoints, ",") != "boiler.supply_temp,boiler.return_temp" {
+		t.Fatalf("stored views %+v", stored)
+	}
+
+	// A favorite, with the star of its row (a button a screen reader names).
+	star := `#dp-table tr[data-dp="boiler.return_temp"] button.star`
+	if label := uitest.Eval[string](t, b, `document.querySelector(`+uitest.JSString(star)+`).getAttribute("aria-label")`); label != "Favorite boiler.return_temp" {
+		t.Errorf("star label %q", label)
+	}
+	b.Do(t, "star", chromedp.Click(chromedp.CSS(star)))
+	b.WaitJS(t, "favorite listed", `document.querySelector('#fav-list button[data-dp="boiler.return_temp"]') !== null`, 5*time.Second)
+	var favs []string
+	e.api(t, "GET", fmt.Sprintf("/v2/project/%d/datapoints/favorites", e.pid), "", &favs)
+	if strings.Join(favs, ",") != "boiler.return_temp" {
+		t.Errorf("favorites %v", favs)
+	}
+
+	// Start over: the plot empties; the link reopens the view.
+	for _, id := range []string{"boiler.supply_temp", "boiler.return_temp"} {
+		b.Do(t, "unplot "+id, chromedp.Click(chromedp.CSS(`#dp-table tr[data-dp="`+id+`"] input[type=checkbox]`)))
+	}
+	b.WaitJS(t, "plot empty", `document.getElementById("plot").dataset.state === "empty"`, 10*time.Second)
+	e.goTo(t, "#/projects")
+	b.WaitJS(t, "projects", `!document.getElementById("view-projects").hidden`, 5*time.Second)
+	// A fresh page (the token is kept for the tab) opened at the link.
+	b.Do(t, "open the link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
+	b.WaitJS(t, "view reopened", `document.getElementById("plot").dataset.state === "ready" && document.getElementById("plot").dataset.points === "300,300" && document.getElementById("view-status").textContent.includes("opened")`, 20*time.Second)
+	if got := uitest.Eval[[]bool](t, b, `[...document.querySelectorAll("#dp-table input[type=checkbox]")].map(c => c.checked)`); len(got) != 2 || !got[0] || !got[1] {
+		t.Errorf("checkboxes after reopening %v", got)
+	}
+	if got := uitest.Eval[string](t, b, `document.querySelector(`+uitest.JSString(star)+`).getAttribute("aria-pressed")`); got != "true" {
+		t.Errorf("favorite star pressed %q", got)
+	}
+	b.Screenshot(t, "ui-views")
+
+	e.setLang(t, "de")
+	for css, want := range map[string]string{"#views-heading": "Gespeicherte Ansichten", "#view-save": "Ansicht aktualisieren", "#fav-heading": "Favoriten",
+		".tabs a[aria-current=page]": "Datenpunkte und Diagramme"} {
+		if got := e.text(t, css); got != want {
+			t.Errorf("German %s = %q, want %q", css, got, want)
+		}
+	}
+	e.setLang(t, "en")
+}
