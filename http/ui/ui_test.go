@@ -3,6 +3,7 @@ package ui
 import (
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -140,12 +141,6 @@ func TestDictionariesHaveTheSameKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := string(js)
-	en, de := strings.Index(src, "  en: {"), strings.Index(src, "  de: {")
-	end := strings.Index(src[de:], "\n  },") + de
-	if en < 0 || de < en || end < de {
-		t.Fatal("i18n.js: dictionaries en and de not found")
-	}
 	keys := func(block string) map[string]bool {
 		m := map[string]bool{}
 		for _, k := range regexp.MustCompile(`(?m)^    (\w+):`).FindAllStringSubmatch(block, -1) {
@@ -153,9 +148,40 @@ func TestDictionariesHaveTheSameKeys(t *testing.T) {
 		}
 		return m
 	}
-	enKeys, deKeys := keys(src[en:de]), keys(src[de:end])
+	// dictionaries reads the en and de blocks of src from offset on.
+	dictionaries := func(name, src string) (map[string]bool, map[string]bool) {
+		en, de := strings.Index(src, "  en: {"), strings.Index(src, "  de: {")
+		if en < 0 || de < en {
+			t.Fatalf("%s: dictionaries en and de not found", name)
+		}
+		end := strings.Index(src[de:], "\n  },") + de
+		if end < de {
+			t.Fatalf("%s: the de dictionary does not end", name)
+		}
+		return keys(src[en:de]), keys(src[de:end])
+	}
+	enKeys, deKeys := dictionaries("i18n.js", string(js))
 	if len(enKeys) < 40 {
 		t.Fatalf("only %d English keys found", len(enKeys))
+	}
+	// Modules add their own texts with addStrings({en: {...}, de: {...}}).
+	mods, _ := fs.Glob(app, "app/js/*.js")
+	for _, name := range mods {
+		src, _ := app.ReadFile(name)
+		for _, part := range strings.Split(string(src), "addStrings({")[1:] {
+			en, de := dictionaries(name, part)
+			for k := range en {
+				if !de[k] {
+					t.Errorf("%s: German lacks %s", name, k)
+				}
+				enKeys[k], deKeys[k] = true, true
+			}
+			for k := range de {
+				if !en[k] {
+					t.Errorf("%s: English lacks %s", name, k)
+				}
+			}
+		}
 	}
 	for k := range enKeys {
 		if !deKeys[k] {
