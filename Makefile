@@ -21,6 +21,7 @@
 #   make bench-apps  1,000 running schedule apps over 100 projects with simulated edge devices (goals: <= 8 KiB heap each, idle CPU <= 2 % of a core)
 #   make bench-files  document store: 100 MiB up and down through bdp vs minio-go straight to its store (goals: ratios >= 0.8), bdp's RSS during a 1 GiB upload (goal: growth <= 32 MiB)
 #   make bench-cluster  three local nodes in cluster mode under the load harness: kill -9, stops through other nodes, rejoin, graceful stop, schedule apps and crashing devices (goals: nothing missing, different or lost; one write per boundary, one log entry per event; failover <= 10 s; command p99 <= 50 ms)
+#   make bench-ui   the browser UI in headless Chromium: 30-day plot of minute data (goal <= 1 s), live value stored -> drawn p99 (goal <= 1 s), first load's assets (goal <= 500 KiB)
 #   make bench-storage  23.6M observations of a building's mix (pvlib's BSRN one-minute data) sealed into chunks (goals: <= 1.37 bytes per observation, exports sealed/rows <= 1.0, ingest beside the sealer >= 0.8, nothing lost or doubled)
 #   make cluster-up / cluster-down [CLUSTER_DIR=/tmp/bdp-cluster]
 #               a three-node cluster on this machine with the services it
@@ -51,7 +52,7 @@ UI_DIST := http/ui/dist
 VENV := .venv
 VENV_PY := $(VENV)/bin/python
 
-.PHONY: all deps deps-test ui build run test test-python test-api lint clean cluster-up cluster-down bench-cluster bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-vdp-mix bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-compare bench-compare-go
+.PHONY: all deps deps-test ui build run test test-python test-api lint clean cluster-up cluster-down bench-cluster bench-http bench-go bench-export bench-csv bench-ingest bench-vdp bench-vdp-mix bench-resume bench-mqtt bench-analytics bench-apps bench-files bench-ui bench-compare bench-compare-go
 
 all: build
 
@@ -231,6 +232,12 @@ bench-apps: build
 # median. Every download is checked (length, CRC-32C).
 bench-files: build
 	./bin/bdp-bench files -bdp bin/bdp
+
+# Issue 22's figures (bench/ui.go): the browser UI in Debian's headless
+# Chromium against a fresh bdp serve; the last line is one JSON object with
+# first_plot_ms, live_p99_ms and assets_kib.
+bench-ui: deps-test build
+	./bin/bdp-bench ui -bdp bin/bdp
 
 # Issue 21's figures (bench/storage*.go): a month of one-minute
 # measurements pvlib ships on PyPI (scripts/fetch-pvlib-data.sh) stretched

@@ -36,6 +36,7 @@ func scenarios() map[string]scenario {
 		"cluster-up": clusterUpScenario(),
 		"load":       loadScenario(),
 		"storage":    storageScenario(),
+		"ui":         uiScenario(),
 		"formula":    {doc: "peak memory of bdp serve after a virtual datapoint create with a formula of -chars characters", run: runFormula},
 	}
 }

@@ -86,10 +86,11 @@ async function route(fresh = false) {
   if (m) {
     showView("project");
     showPlotTabs(Number(m[1]));
-    await projects.showProject(Number(m[1]));
-    // #/project/3/view/{uuid} is a saved plot view's link.
+    // #/project/3/view/{uuid} is a saved plot view's link. The view
+    // opens while the datapoints load (showProject empties the plot
+    // before it waits for anything).
     const v = /\/view\/([0-9a-fA-F-]{36})$/.exec(location.hash);
-    await plotViews.show(Number(m[1]), v ? v[1] : "");
+    await Promise.all([projects.showProject(Number(m[1])), plotViews.show(Number(m[1]), v ? v[1] : "")]);
     return;
   }
   if (location.hash !== "#/projects") {

@@ -182,6 +182,18 @@ export function createViews({ showError, plot }) {
     renderViews();
   }
 
+  // userId is the signed-in user's id, read once per sign-in.
+  let me = null;
+  function userId() {
+    if (!me) {
+      me = get("/v2/user").then((u) => u.user.id);
+      me.catch(() => {
+        me = null;
+      });
+    }
+    return me;
+  }
+
   async function unit(id) {
     if (state.units.has(id)) return state.units.get(id);
     const answer = await get("/v2/datapoint/timeseries", { project_id: state.projectId, dataPointID: id, max: 1 });
@@ -224,14 +236,14 @@ export function createViews({ showError, plot }) {
   // open draws a view: its range, then its shown datapoints.
   async function open(id) {
     let v;
+    let uid;
     try {
-      v = await get(`/v2/project/${state.projectId}/plot-view/${id}`);
+      [v, uid] = await Promise.all([get(`/v2/project/${state.projectId}/plot-view/${id}`), userId()]);
     } catch (err) {
       showError(err);
       return;
     }
-    const me = await get("/v2/user").catch(() => null);
-    state.current = { ...v, mine: Boolean(me && me.user && me.user.id === v.user_id) };
+    state.current = { ...v, mine: uid === v.user_id };
     el.name.value = v.name;
     const from = document.getElementById("range-from");
     const to = document.getElementById("range-to");
@@ -362,15 +374,14 @@ export function createViews({ showError, plot }) {
       state.projectId = projectId;
       state.status = null;
       el.status.textContent = "";
-      try {
-        await Promise.all([loadViews(), loadFavorites()]);
-      } catch (err) {
-        showError(err);
-      }
+      // A view asked for opens at once; the lists load beside it.
+      const lists = Promise.all([loadViews(), loadFavorites()]).catch(showError);
       if (viewId) await open(viewId);
+      await lists;
       texts();
     },
     clear() {
+      me = null;
       state.projectId = 0;
       state.views = [];
       state.current = null;
