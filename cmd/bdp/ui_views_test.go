@@ -82,4 +82,62 @@ func uiViews(t *testing.T, e *uiEnv) {
 		}
 	}
 	e.setLang(t, "en")
+	uiSharedView(t, e, link)
+}
+
+// uiSharedView signs in as another user of the company, whose project
+// role reads boiler.supply_temp only, and opens the link: the view shows
+// what that user may read, and says someone else saved it.
+func uiSharedView(t *testing.T, e *uiEnv, link string) {
+	b := e.b
+	var eps []struct {
+		ID   int32  `json:"id"`
+		Tag  string `json:"tag"`
+		Path string `json:"path"`
+	}
+	e.api(t, "GET", "/v2/meta/endpoints", "", &eps)
+	var ids []string
+	for _, ep := range eps {
+		if ep.Tag == "project" && (strings.HasPrefix(ep.Path, "/v2/project/{project_id}") || ep.Path == "/v2/datapoint/timeseries") {
+			ids = append(ids, fmt.Sprint(ep.ID))
+		}
+	}
+	var user struct {
+		Resource struct {
+			ID int64 `json:"id"`
+		} `json:"resource"`
+	}
+	e.api(t, "POST", "/v2/company/user", `{"firstName":"Bo","lastName":"Reader","email":"bo@acme.test","password":"bo-password-12"}`, &user)
+	var role struct {
+		Resource struct {
+			ID int64 `json:"id"`
+		} `json:"resource"`
+	}
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role", e.pid), `{"name":"reader","authed_endpoints":[`+strings.Join(ids, ",")+
+		`],"authed_tags":[{"key":"name","value":"boiler.supply_temp","read":true,"write":false}]}`, &role)
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", e.pid, role.Resource.ID, user.Resource.ID), "", nil)
+
+	b.Do(t, "sign out", chromedp.Click(chromedp.ID("signout")))
+	b.WaitJS(t, "signed out", `!document.getElementById("view-signin").hidden`, 5*time.Second)
+	b.Do(t, "sign in as Bo",
+		chromedp.SendKeys(chromedp.ID("email"), "bo@acme.test"),
+		chromedp.SendKeys(chromedp.ID("password"), "bo-password-12"),
+		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")))
+	b.WaitJS(t, "signed in", `!document.getElementById("view-projects").hidden`, 10*time.Second)
+	b.Do(t, "open the shared link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
+	b.WaitJS(t, "shared view opened", `document.getElementById("plot").dataset.state === "ready" && document.getElementById("view-status").textContent.includes("Someone else saved it")`, 20*time.Second)
+	if got := uitest.Eval[string](t, b, `document.getElementById("plot").dataset.points`); got != "300" {
+		t.Errorf("the reader's plot has %q points, want boiler.supply_temp's 300 alone", got)
+	}
+	if got := uitest.Eval[[]string](t, b, `[...document.querySelectorAll("#dp-table tbody tr")].map(r => r.dataset.dp)`); strings.Join(got, ",") != "boiler.supply_temp" {
+		t.Errorf("the reader lists %v", got)
+	}
+	// Back to the admin for the other steps.
+	b.Do(t, "sign out", chromedp.Click(chromedp.ID("signout")))
+	b.WaitJS(t, "signed out", `!document.getElementById("view-signin").hidden`, 5*time.Second)
+	b.Do(t, "sign in as Ada",
+		chromedp.SendKeys(chromedp.ID("email"), "ada@acme.test"),
+		chromedp.SendKeys(chromedp.ID("password"), "ada-password-1"),
+		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")))
+	b.WaitJS(t, "signed in", `!document.getElementById("view-projects").hidden`, 10*time.Second)
 }

@@ -25,7 +25,7 @@ addStrings({
     viewOpened: "View “{name}” opened: {n} datapoints.",
     viewDeleted: "View “{name}” deleted.",
     viewEmpty: "Choose datapoints to plot before saving a view.",
-    viewOfOther: "This view was saved by someone else: save it under a name of your own to keep a copy.",
+    viewOpenedOther: "View “{name}” opened: {n} datapoints. Someone else saved it: saving it makes a copy of your own.",
     unnamed: "(unnamed)",
     favorites: "Favorites",
     noFavorites: "No favorites: mark datapoints with the star in the list.",
@@ -46,7 +46,7 @@ addStrings({
     viewOpened: "Ansicht „{name}“ geöffnet: {n} Datenpunkte.",
     viewDeleted: "Ansicht „{name}“ gelöscht.",
     viewEmpty: "Wählen Sie Datenpunkte für das Diagramm, bevor Sie eine Ansicht speichern.",
-    viewOfOther: "Diese Ansicht hat jemand anderes gespeichert: speichern Sie sie unter eigenem Namen, um eine Kopie zu behalten.",
+    viewOpenedOther: "Ansicht „{name}“ geöffnet: {n} Datenpunkte. Jemand anderes hat sie gespeichert: Speichern legt Ihre eigene Kopie an.",
     unnamed: "(ohne Namen)",
     favorites: "Favoriten",
     noFavorites: "Keine Favoriten: markieren Sie Datenpunkte mit dem Stern in der Liste.",
@@ -259,8 +259,7 @@ export function createViews({ showError, plot }) {
     }
     // The table's checkboxes follow the plot.
     document.getElementById("dp-search").dispatchEvent(new Event("input"));
-    say("viewOpened", { name: viewName(v), n: v.datapoints.length });
-    if (!state.current.mine) el.status.textContent += " " + t("viewOfOther");
+    say(state.current.mine ? "viewOpened" : "viewOpenedOther", { name: viewName(v), n: v.datapoints.length });
     texts();
   }
 
