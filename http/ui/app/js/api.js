@@ -70,6 +70,24 @@ export async function get(path, params = {}) {
   return res.json();
 }
 
+// request sends method to path with query params (undefined values are
+// left out) and, when body is given, body as JSON; it answers the JSON
+// answer (null for an empty one).
+export async function request(method, path, { params = {}, body } = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) q.append(k, String(v));
+  const qs = q.toString();
+  const headers = { Authorization: "Bearer " + token() };
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await send(path + (qs ? "?" + qs : ""), init);
+  const text = await res.text();
+  return text ? JSON.parse(text) : null;
+}
+
 async function send(url, init) {
   let res;
   try {

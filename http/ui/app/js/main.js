@@ -8,6 +8,11 @@ import { t, apply, setLang, lang, onLangChange } from "./i18n.js";
 import { createSignIn, describe } from "./signin.js";
 import { createProjects } from "./projects.js";
 import { createPlot } from "./plot.js";
+import { createLive } from "./live.js";
+import { projectAccess, forget as forgetAccess } from "./access.js";
+import { createVDP } from "./vdp.js";
+import { createSetpoints } from "./setpoints.js";
+import { createApps } from "./apps.js";
 import { createViews } from "./views.js";
 import { createAnalytics } from "./analytics.js";
 import { createFiles } from "./files.js";
@@ -36,8 +41,8 @@ function clearError() {
 function showView(name) {
   // Views made by other modules (analytics, files) are sections of main too.
   for (const v of document.querySelectorAll("main > section[id^='view-']")) v.hidden = v.id !== "view-" + name;
-  document.getElementById("nav-files").hidden = !signedIn;
   const signedIn = name !== "signin";
+  document.getElementById("nav-files").hidden = !signedIn;
   signOutButton.hidden = !signedIn;
   projectsLink.hidden = !signedIn;
   who.hidden = !signedIn;
@@ -47,10 +52,12 @@ function showView(name) {
   if (h && name !== "signin") h.focus();
 }
 
-const plot = createPlot({ showError });
+const live = createLive();
+const plot = createPlot({ showError, onSeries: (ids) => live.watch("plot", ids) });
 const projects = createProjects({
   showError,
   plot,
+  onRows: (ids) => live.watch("list", ids),
   openProject: (id) => {
     location.hash = "#/project/" + id;
   },
@@ -59,6 +66,25 @@ const plotViews = createViews({ showError, plot });
 const analytics = createAnalytics({ showError });
 const files = createFiles({ showError });
 const signIn = createSignIn({ signedIn: () => route(true) });
+const opsPages = { vdp: createVDP({ showError, live }), setpoints: createSetpoints({ showError }), apps: createApps({ showError }) };
+live.onValue((id, ms, value, receivedAt) => {
+  projects.liveValue(id, ms, value);
+  plot.live(id, ms, value, receivedAt);
+});
+let liveProject = 0;
+
+// openLive starts the live values of a project (once, while it stays
+// the project shown), when the user's roles allow an MQTT user there.
+async function openLive(projectId) {
+  if (liveProject === projectId) return;
+  liveProject = projectId;
+  try {
+    const access = await projectAccess(projectId);
+    live.open(projectId, access.can("POST", "/v2/project/{project_id}/mqttuser") && access.read);
+  } catch (err) {
+    showError(err);
+  }
+}
 
 // route shows the view the fragment names, or the sign-in form when no
 // token is kept.
@@ -82,10 +108,23 @@ async function route(fresh = false) {
     await files.show(Number(f[1] || 0));
     return;
   }
+  const ops = /^#\/project\/(\d+)\/(vdp|setpoints|apps)(?:\/(.+))?$/.exec(location.hash);
+  if (ops) {
+    const id = Number(ops[1]);
+    showView(ops[2]);
+    openLive(id);
+    try {
+      await opsPages[ops[2]].show(id, ops[3] ? decodeURIComponent(ops[3]) : "", await projectAccess(id));
+    } catch (err) {
+      showError(err);
+    }
+    return;
+  }
   const m = /^#\/project\/(\d+)/.exec(location.hash);
   if (m) {
     showView("project");
     showPlotTabs(Number(m[1]));
+    openLive(Number(m[1]));
     // #/project/3/view/{uuid} is a saved plot view's link. The view
     // opens while the datapoints load (showProject empties the plot
     // before it waits for anything).
@@ -117,6 +156,10 @@ function renderWho() {
 }
 
 function signOut(reason) {
+  live.close();
+  liveProject = 0;
+  forgetAccess();
+  for (const p of Object.values(opsPages)) p.clear();
   api.forgetToken();
   user = null;
   projects.clear();

@@ -12,7 +12,7 @@ const spans = { "1h": hour, "1d": 24 * hour, "7d": 7 * 24 * hour, "30d": 30 * 24
 // deficiencies (Okabe and Ito's palette).
 const colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"];
 
-export function createPlot({ showError }) {
+export function createPlot({ showError, onSeries = () => {} }) {
   const el = {
     panel: document.getElementById("plot-panel"),
     plot: document.getElementById("plot"),
@@ -175,6 +175,7 @@ export function createPlot({ showError }) {
       hooks: {
         draw: [() => {
           if (state.loaded && state.loaded.t0) drawn();
+          else if (state.loaded && state.loaded.live) liveDrawn();
         }],
         // A drag zooms in on the points loaded; when they were sampled, the
         // range dragged over is loaded anew, finer.
@@ -204,6 +205,46 @@ export function createPlot({ showError }) {
   function destroy() {
     if (chart) chart.destroy();
     chart = null;
+  }
+
+  // addLive puts a value that live.js received into the plot: at its
+  // time among the loaded points (sampled plots get it as one more
+  // point), the range sliding along when it is one of the last-N ranges.
+  function addLive(id, ms, value, receivedAt) {
+    const l = state.loaded;
+    const idx = l && chart && !l.t0 ? l.plotted.findIndex((s) => s.id === id) : -1;
+    if (idx < 0) return;
+    if (state.range === "custom" && (ms < state.start || ms > state.end)) return;
+    const x = ms / 1000;
+    const xs = l.data[0];
+    let i = xs.length;
+    while (i > 0 && xs[i - 1] > x) i--;
+    if (i > 0 && xs[i - 1] === x) l.data[idx + 1][i - 1] = value;
+    else {
+      xs.splice(i, 0, x);
+      for (let s = 1; s < l.data.length; s++) l.data[s].splice(i, 0, s === idx + 1 ? value : null);
+    }
+    l.live = { id, value, receivedAt };
+    const [start, end] = bounds();
+    if (state.range !== "custom") {
+      l.start = start;
+      l.end = end;
+    }
+    chart.setData(l.data);
+    chart.setScale("x", { min: start / 1000, max: end / 1000 });
+  }
+
+  // liveDrawn notes when a live value was drawn, for the tests (latency
+  // from storage to screen) and the status line.
+  function liveDrawn() {
+    const l = state.loaded;
+    const v = l.live;
+    l.live = null;
+    const now = Date.now();
+    el.plot.dataset.points = l.data.slice(1).map((ys) => ys.filter((y) => y != null).length).join(",");
+    el.plot.dataset.liveDrawn = JSON.stringify({ id: v.id, value: v.value, at: now, ms: now - v.receivedAt });
+    el.csv.disabled = false;
+    describe();
   }
 
   // describe writes the status line and the plot's label for screen
@@ -282,12 +323,15 @@ export function createPlot({ showError }) {
       state.series = [];
       state.loaded = null;
       setRange(state.range, state.start, state.end);
+      onSeries([]);
     },
     toggle(id, unit, on) {
       state.series = state.series.filter((s) => s.id !== id);
       if (on) state.series.push({ id, unit });
+      onSeries(state.series.map((s) => s.id));
       load();
     },
+    live: addLive,
     selected: () => state.series.map((s) => s.id),
   };
 }

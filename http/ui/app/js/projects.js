@@ -16,7 +16,7 @@ const pageSize = 50;
 const parallel = 6;
 const detailLimit = 1000;
 
-export function createProjects({ showError, openProject, plot }) {
+export function createProjects({ showError, openProject, plot, onRows = () => {} }) {
   const el = {
     list: document.getElementById("project-list"),
     projectsStatus: document.getElementById("projects-status"),
@@ -114,6 +114,7 @@ export function createProjects({ showError, openProject, plot }) {
     el.more.hidden = hits.length <= shown.length;
     const chosen = new Set(plot.selected());
     el.body.replaceChildren(...shown.map((id) => row(id, chosen.has(id))));
+    onRows(shown);
     const missing = shown.filter((id) => !state.details.has(id) && !state.asked.has(id));
     if (missing.length) fetchDetails(missing);
   }
@@ -214,6 +215,18 @@ export function createProjects({ showError, openProject, plot }) {
     if (state.project) render();
   });
 
+  // liveValue shows a value live.js received as its row's newest value.
+  function liveValue(id, ms, value) {
+    const d = state.details.get(id);
+    if (!d || (d.last && Date.parse(d.last[0]) > ms)) return;
+    d.last = [new Date(ms).toISOString(), value];
+    const tr = el.body.querySelector(`tr[data-dp="${CSS.escape(id)}"]`);
+    if (tr) {
+      fill(tr, d);
+      tr.dataset.live = String(value);
+    }
+  }
+
   // clear forgets everything shown, when the user signs out: the next
   // user of the tab sees nothing of it.
   function clear() {
@@ -228,9 +241,10 @@ export function createProjects({ showError, openProject, plot }) {
     el.title.textContent = "";
     el.search.value = "";
     plot.show(0);
+    onRows([]);
   }
 
-  return { showProjects, showProject, clear };
+  return { showProjects, showProject, clear, liveValue };
 }
 
 function cell(child) {

@@ -48,6 +48,7 @@ export async function loadSeries(projectId, dataPointID, startMs, endMs, aggrega
   // start: one more than maxPoints tells whether the range holds more.
   const rawReq = get("/v2/datapoint/timeseries", { ...base, start, max: maxPoints + 1 });
   const sampledReq = get("/v2/datapoint/timeseries", { ...base, start, end, samplerate: rateString(step), aggregation });
+  sampledReq.catch(() => {}); // handled where awaited; unawaited when raw fails
   const raw = await rawReq;
   const endIso = Date.parse(end);
   const inRange = raw.filter((p) => Date.parse(p[0]) < endIso);

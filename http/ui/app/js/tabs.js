@@ -32,6 +32,9 @@ addStrings({
 
 const pages = [
   { key: "pagePlots", suffix: "" },
+  { key: "navVdp", suffix: "/vdp" }, // vdp.js, setpoints.js, apps.js (texts: opsstrings.js)
+  { key: "navSetpoints", suffix: "/setpoints" },
+  { key: "navApps", suffix: "/apps" },
   { key: "pageAnalytics", suffix: "/analytics" },
   { key: "pageFiles", suffix: "/files" },
 ];
