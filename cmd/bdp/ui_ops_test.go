@@ -137,6 +137,12 @@ func TestBrowserUIOperations(t *testing.T) {
 	if logs := uitest.Eval[string](t, b, `document.getElementById("vdp-logs").textContent`); !strings.Contains(logs, "Running") {
 		t.Errorf("the log does not show the start: %q", logs)
 	}
+	// A recompute of the last day (the form's default) fills in the output
+	// over the source's history; the page follows its log.
+	b.Do(t, "recompute", chromedp.Click(chromedp.CSS("#vdp-recompute button[type=submit]")))
+	b.WaitJS(t, "recompute finished", `document.getElementById("vdp-logs").textContent.includes("finished")`, 30*time.Second)
+	b.WaitJS(t, "the output over the hour", `(() => { const p = document.getElementById("vdp-plot");
+		return p.dataset.state === "ready" && Number(p.dataset.points.split(",")[0]) >= 50; })()`, 20*time.Second)
 	b.Screenshot(t, "ui-vdp")
 
 	// A setpoint: bounds, a dry run's priority array, an acked write's
