@@ -168,12 +168,23 @@ func TestBrowserUIOperations(t *testing.T) {
 	}
 	b.Screenshot(t, "ui-setpoint")
 
-	// Controls apps: the page lists none and offers creation.
+	// A controls app: a schedule on a room whose setpoint pin is
+	// boiler.sp, made with the form, run, its writes in its log.
+	mapRoom(t, srv, auth, pid, "boiler.sp")
 	hash(fmt.Sprintf("#/project/%d/apps", pid))
 	b.WaitJS(t, "apps page", `document.getElementById("apps-count") && document.getElementById("apps-count").textContent === "0 controls apps"`, 10*time.Second)
-	if !uitest.Eval[bool](t, b, `Boolean(document.getElementById("apps-new"))`) {
-		t.Error("the admin is not offered a new controls app")
-	}
+	b.Do(t, "new app", chromedp.Click(chromedp.ID("apps-new")))
+	b.WaitJS(t, "the schedule offered for the room", `document.querySelector("#apps-form [name=algorithm]") &&
+		[...document.querySelector("#apps-form [name=algorithm]").options].map(o => o.value).join() === "schedule"`, 10*time.Second)
+	setValue("#apps-form [name=name]", "office schedule")
+	b.Do(t, "create the app", chromedp.Click(chromedp.CSS("#apps-form button[type=submit]")))
+	b.WaitJS(t, "the app's page", `document.getElementById("apps-status") && document.getElementById("apps-status").dataset.code === "100"`, 10*time.Second)
+	b.Do(t, "run the app", chromedp.Click(chromedp.ID("apps-run")))
+	b.WaitJS(t, "running, a write logged", `document.getElementById("apps-status").dataset.code === "202" &&
+		[...document.querySelectorAll("#apps-logs tbody tr")].some(r => r.children[2].textContent === "write")`, 30*time.Second)
+	b.Screenshot(t, "ui-app")
+	b.Do(t, "stop the app", chromedp.Click(chromedp.ID("apps-run")))
+	b.WaitJS(t, "stopped", `document.getElementById("apps-status").dataset.code === "302"`, 20*time.Second)
 
 	// German.
 	b.Do(t, "German", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("lang"); s.value = "de"; s.dispatchEvent(new Event("change")); })()`))
@@ -204,9 +215,16 @@ func TestBrowserUIOperations(t *testing.T) {
 		}
 	}
 	hash(fmt.Sprintf("#/project/%d/apps", pid))
-	b.WaitJS(t, "apps page", `document.getElementById("apps-count") && document.getElementById("apps-count").textContent === "0 controls apps"`, 10*time.Second)
+	b.WaitJS(t, "apps page", `document.getElementById("apps-count") && document.getElementById("apps-count").textContent === "1 controls apps"`, 10*time.Second)
 	if !uitest.Eval[bool](t, b, hidden("#apps-new")) {
 		t.Error("the read-only user is offered a new controls app")
+	}
+	b.Do(t, "open the app", chromedp.Click(chromedp.CSS("#apps-table tbody a")))
+	b.WaitJS(t, "the reader sees the app", `document.getElementById("apps-status") && document.getElementById("apps-status").dataset.code === "302"`, 10*time.Second)
+	for _, sel := range []string{"#apps-run", "#apps-delete"} {
+		if !uitest.Eval[bool](t, b, hidden(sel)) {
+			t.Errorf("the read-only user sees %s", sel)
+		}
 	}
 	b.Screenshot(t, "ui-readonly")
 
@@ -263,5 +281,54 @@ func readOnlyUser(t *testing.T, srv *server, admin func(*http.Request), pid int6
 	}
 	if status, body = srv.request("POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", pid, role.Resource.ID, user.Resource.ID), admin, ""); status != 200 && status != 201 {
 		t.Fatalf("assign: %d %s", status, body)
+	}
+}
+
+// mapRoom maps the catalog's room into the project with its
+// temperature_setpoint pin on dp and a schedule of 21.5 all week.
+func mapRoom(t *testing.T, srv *server, admin func(*http.Request), pid int64, dp string) {
+	t.Helper()
+	get := func(path string, v any) {
+		t.Helper()
+		status, body := srv.request("GET", path, admin, "")
+		if status != 200 || json.Unmarshal(body, v) != nil {
+			t.Fatalf("%s: %d %s", path, status, body)
+		}
+	}
+	type item struct {
+		ID             int64  `json:"id"`
+		AlphanumericID string `json:"alphanumeric_id"`
+	}
+	find := func(items []item, alnum string) int64 {
+		for _, it := range items {
+			if it.AlphanumericID == alnum {
+				return it.ID
+			}
+		}
+		t.Fatalf("no %s", alnum)
+		return 0
+	}
+	var comps, pins []item
+	get("/v2/components", &comps)
+	room := find(comps, "room")
+	get(fmt.Sprintf("/v2/component/%d/pins", room), &pins)
+	var cip struct {
+		Resource struct{ ID int64 } `json:"resource"`
+	}
+	status, body := srv.request("POST", fmt.Sprintf("/v2/project/%d/componentInProject", pid), admin, fmt.Sprintf(`{"component_id":%d,"nameEN":"Office"}`, room))
+	if status != 200 || json.Unmarshal(body, &cip) != nil {
+		t.Fatalf("map the room: %d %s", status, body)
+	}
+	var days []string
+	for _, d := range []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} {
+		days = append(days, fmt.Sprintf(`{"day":%q,"start":"00:00","end":"24:00","value":21.5}`, d))
+	}
+	for path, body := range map[string]string{
+		"pin/datapoint": fmt.Sprintf(`{"componentinproject_id":%d,"pin_id":%d,"dataPointID":%q}`, cip.Resource.ID, find(pins, "temperature_setpoint"), dp),
+		"attribute":     fmt.Sprintf(`{"componentinproject_id":%d,"key":"setpoint_schedule","value":[%s]}`, cip.Resource.ID, strings.Join(days, ",")),
+	} {
+		if status, b := srv.request("POST", fmt.Sprintf("/v2/project/%d/componentInProject/%s", pid, path), admin, body); status != 200 {
+			t.Fatalf("%s: %d %s", path, status, b)
+		}
 	}
 }

@@ -10,7 +10,7 @@ import { h, field, input, clearErrors, apiMessage, projectTabs } from "./dom.js"
 
 export function createApps({ showError }) {
   const root = document.getElementById("view-apps");
-  const state = { projectId: 0, access: null, components: [], algorithms: [], selected: "", poll: 0 };
+  const state = { projectId: 0, access: null, components: [], algorithms: [], catalog: new Map(), selected: "", poll: 0 };
 
   async function show(projectId, sub, access) {
     clearInterval(state.poll);
@@ -18,12 +18,16 @@ export function createApps({ showError }) {
     state.access = access;
     state.selected = sub === "new" ? "" : sub;
     try {
-      const [cips, algos] = await Promise.all([
+      const [cips, algos, catalog] = await Promise.all([
         get(`/v2/project/${projectId}/componentsInProject`),
         get("/v2/controls/algorithms"),
+        get("/v2/components"),
       ]);
       state.components = cips.items || [];
       state.algorithms = algos;
+      // A mapped component names its catalog component by numeric id,
+      // the algorithms by alphanumeric id.
+      state.catalog = new Map(catalog.map((c) => [c.id, c.alphanumeric_id]));
     } catch (err) {
       showError(err);
     }
@@ -81,7 +85,7 @@ export function createApps({ showError }) {
       h("button", { type: "submit" }, t("appsCreate")));
     function fit() {
       const c = state.components.find((x) => String(x.id) === cip.value);
-      const fits = state.algorithms.filter((a) => !c || a.components.length === 0 || a.components.some((p) => p.component_alphanumeric_id && c && matches(p, c)));
+      const fits = state.algorithms.filter((a) => !c || a.components.some((p) => matches(p, c)));
       algo.replaceChildren(...(fits.length ? fits : state.algorithms).map((a) => h("option", { value: a.key }, a.name || a.key)));
       const a = state.algorithms.find((x) => x.key === algo.value);
       document.getElementById("apps-algo-doc").textContent = a ? a.description : "";
@@ -97,7 +101,7 @@ export function createApps({ showError }) {
       general.hidden = true;
       const a = state.algorithms.find((x) => x.key === algo.value);
       const c = state.components.find((x) => String(x.id) === cip.value);
-      const pins = a && c ? (a.components.find((p) => matches(p, c)) || a.components[0] || { output: [] }).output : [];
+      const pins = a && c ? (a.components.find((p) => matches(p, c)) || { output: [] }).output : [];
       const prio = Number(f.querySelector("[name=priority]").value) || 13;
       const body = pins.length ? { setpoint_writing_params: Object.fromEntries(pins.map((p) => [p, { priority: prio, reset_value: null, keep_out_of_service: false }])) } : undefined;
       let answer;
@@ -182,6 +186,12 @@ export function createApps({ showError }) {
     }, 2000);
   }
 
+  // matches tells whether an algorithm's component entry fits a mapped
+  // component.
+  function matches(pins, cip) {
+    return pins.component_alphanumeric_id === state.catalog.get(cip.component_id);
+  }
+
   async function act(msg, fn, after) {
     msg.className = "";
     msg.textContent = t("working");
@@ -212,13 +222,4 @@ export function createApps({ showError }) {
       root.replaceChildren();
     },
   };
-}
-
-// matches tells whether an algorithm's component entry fits a mapped
-// component: the list item carries the English name and the catalog id,
-// not the alphanumeric id, so names are compared loosely.
-function matches(pins, cip) {
-  const a = pins.component_alphanumeric_id.toLowerCase().replace(/[^a-z]/g, "");
-  const n = (cip.nameEN || "").toLowerCase().replace(/[^a-z]/g, "");
-  return a === n || n.includes(a) || a.includes(n);
 }
