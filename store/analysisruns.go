@@ -174,8 +174,8 @@ func (s *Store) ReadAnalysisSeries(ctx context.Context, datapoints map[string]in
 		names = append(names, name)
 		// The last before start, then [start, end] (end + 1 µs exclusive),
 		// each over the head and the sealed chunks (chunks.go).
-		b.Queue(fmt.Sprintf(mergedSQL, "DESC"), dp, "-infinity", start, 1)
-		b.Queue(fmt.Sprintf(mergedSQL, "ASC"), dp, start, end.Add(time.Microsecond), nil)
+		b.Queue(mergedQuery("DESC"), dp, "-infinity", start, 1)
+		b.Queue(mergedQuery("ASC"), dp, start, end.Add(time.Microsecond), nil)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()

@@ -69,24 +69,42 @@ func (p codecPool) put(c *pooledCodec) {
 	}
 }
 
-// mergedSQL reads one datapoint's observations in [$2, $3): the head's
-// rows, at most $4 of them from the end the order starts at ($4 NULL: all),
-// and the chunks that overlap the range, as many as hold $4 points from
+// mergedSQL reads one datapoint's observations in [$2, $3): the chunks
+// that overlap the range, as many as hold $4 points from the end the order
+// starts at ($4 NULL: all), and the head's rows, at most $4 of them from
 // that end. A chunk counts its n towards $4 only when it lies wholly
 // inside the range: one that reaches outside holds fewer points of it, so
-// the next chunk is read too. Rows: (time, value, NULL) of the head,
-// (first_time, 0, data) of a chunk.
+// the next chunk is read too. When the chunks read hold $4 points, no head
+// row beyond them can be among the answer: the head is read only up to
+// where they reach (headBound), so that PostgreSQL skips the partitions
+// of every other week (a datapoint whose weeks are all sealed made a
+// newest-1000 read probe an empty index in each). Rows: (time, value,
+// NULL) of the head, (first_time, 0, data) of a chunk. Take it from
+// mergedQuery.
 const mergedSQL = `
+WITH c AS MATERIALIZED (
+  SELECT first_time, last_time, data, sum(inside) OVER w AS upto, sum(inside) OVER w - inside AS before FROM (
+    SELECT first_time, last_time, data, CASE WHEN first_time >= $2 AND last_time < $3 THEN n ELSE 0 END AS inside
+    FROM observation_chunks WHERE datapoint = $1 AND first_time < $3 AND last_time >= $2) r
+  WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)),
+k AS MATERIALIZED (SELECT first_time, last_time, upto, data FROM c WHERE $4::bigint IS NULL OR before < $4)
 SELECT time, value, NULL::bytea FROM (
-  SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3
+  SELECT time, value FROM observations WHERE datapoint = $1 AND time >= $2 AND time < $3 AND %[2]s
   ORDER BY time %[1]s LIMIT $4) h
 UNION ALL
-SELECT first_time, 0, data FROM (
-  SELECT first_time, data, sum(inside) OVER w - inside AS before FROM (
-    SELECT first_time, data, CASE WHEN first_time >= $2 AND last_time < $3 THEN n ELSE 0 END AS inside
-    FROM observation_chunks WHERE datapoint = $1 AND first_time < $3 AND last_time >= $2) r
-  WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
-WHERE $4::bigint IS NULL OR before < $4`
+SELECT first_time, 0, data FROM k`
+
+// headBound is mergedSQL's bound on the head, by order: the oldest time
+// of the chunks read (newest first) or their newest (oldest first), when
+// they hold $4 points.
+var headBound = map[string]string{
+	"DESC": `time >= coalesce((SELECT CASE WHEN max(upto) >= $4 THEN min(first_time) END FROM k), '-infinity')`,
+	"ASC":  `time <= coalesce((SELECT CASE WHEN max(upto) >= $4 THEN max(last_time) END FROM k), 'infinity')`,
+}
+
+// mergedQuery is mergedSQL for the newest first (DESC) or the oldest
+// first (ASC).
+func mergedQuery(order string) string { return fmt.Sprintf(mergedSQL, order, headBound[order]) }
 
 // readMerged answers up to limit observations (limit ≤ 0: all) of a
 // datapoint in [from, to), from the oldest (ascending) or, with newest,
@@ -108,7 +126,7 @@ func (s *Store) readMerged(ctx context.Context, datapoint int64, from, to time.T
 	if newest {
 		order = "DESC"
 	}
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(mergedSQL, order), datapoint, lo, hi, lim)
+	rows, err := s.pool.Query(ctx, mergedQuery(order), datapoint, lo, hi, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -37,29 +37,43 @@ func (s *Store) ReadPages(ctx context.Context, reqs []PageRequest) ([][]Point, e
 }
 
 // pagesSQL reads, for each request (its index i), its datapoint's page
-// through the primary key, newest or oldest first: one index range scan
-// per request, as ReadPage and ReadPageBefore do each on their own, and
-// the sealed chunks that hold its first points (mergedSQL). Rows: (i,
-// time, value, NULL) of the head, (i, first_time, 0, data) of a chunk.
+// newest or oldest first, as mergedSQL reads one: the sealed chunks that
+// hold its first points (k), and the head through the primary key, one
+// index range scan per request, bounded to where the chunks reach when
+// they hold the page (so that PostgreSQL skips the other weeks'
+// partitions). Rows: (i, time, value, NULL) of the head, (i, first_time,
+// 0, data) of a chunk. Take it from pagesQuery.
 const pagesSQL = `
 WITH r AS MATERIALIZED (
   SELECT r.*, d.id AS dp
   FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::int[])
          AS r(project, name, since, before, lim, i)
-  JOIN datapoints d ON d.project_id = r.project AND d.datapoint_id = r.name)
-SELECT r.i, o.time, o.value, NULL::bytea FROM r
+  JOIN datapoints d ON d.project_id = r.project AND d.datapoint_id = r.name),
+k AS MATERIALIZED (
+  SELECT r.i, c.first_time, c.last_time, c.upto, c.data FROM r
+  CROSS JOIN LATERAL (
+    SELECT first_time, last_time, data, sum(inside) OVER w AS upto, sum(inside) OVER w - inside AS before FROM (
+      SELECT first_time, last_time, data, CASE WHEN first_time >= r.since AND last_time < r.before THEN n ELSE 0 END AS inside
+      FROM observation_chunks WHERE datapoint = r.dp AND first_time < r.before AND last_time >= r.since) x
+    WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
+  WHERE c.before < r.lim),
+b AS (SELECT r.*, %[2]s AS bound FROM r LEFT JOIN k ON k.i = r.i GROUP BY r.project, r.name, r.since, r.before, r.lim, r.i, r.dp)
+SELECT b.i, o.time, o.value, NULL::bytea FROM b
 CROSS JOIN LATERAL (
   SELECT time, value FROM observations
-  WHERE datapoint = r.dp AND time >= r.since AND time < r.before
-  ORDER BY time %[1]s LIMIT r.lim) o
+  WHERE datapoint = b.dp AND time >= b.since AND time < b.before AND %[3]s
+  ORDER BY time %[1]s LIMIT b.lim) o
 UNION ALL
-SELECT r.i, c.first_time, 0, c.data FROM r
-CROSS JOIN LATERAL (
-  SELECT first_time, data, sum(inside) OVER w - inside AS before FROM (
-    SELECT first_time, data, CASE WHEN first_time >= r.since AND last_time < r.before THEN n ELSE 0 END AS inside
-    FROM observation_chunks WHERE datapoint = r.dp AND first_time < r.before AND last_time >= r.since) k
-  WINDOW w AS (ORDER BY first_time %[1]s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)) c
-WHERE c.before < r.lim`
+SELECT i, first_time, 0, data FROM k`
+
+// pagesQuery is pagesSQL for the newest first (DESC) or the oldest first
+// (ASC), with its bound on the head (headBound's).
+func pagesQuery(order string) string {
+	if order == "DESC" {
+		return fmt.Sprintf(pagesSQL, order, `CASE WHEN max(k.upto) >= r.lim THEN min(k.first_time) END`, `time >= coalesce(b.bound, '-infinity')`)
+	}
+	return fmt.Sprintf(pagesSQL, order, `CASE WHEN max(k.upto) >= r.lim THEN max(k.last_time) END`, `time <= coalesce(b.bound, 'infinity')`)
+}
 
 func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, pages [][]Point) error {
 	var projects []int64
@@ -83,7 +97,7 @@ func (s *Store) readPages(ctx context.Context, reqs []PageRequest, newest bool, 
 	if newest {
 		order = "DESC"
 	}
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(pagesSQL, order), projects, names, since, before, limits, index)
+	rows, err := s.pool.Query(ctx, pagesQuery(order), projects, names, since, before, limits, index)
 	if err != nil {
 		return fmt.Errorf("read observations: %w", err)
 	}

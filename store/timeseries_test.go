@@ -290,10 +290,10 @@ func TestReadsAreIndexOnly(t *testing.T) {
 		sql  string
 		args []any
 	}{
-		"newest":  {fmt.Sprintf(mergedSQL, "DESC"), []any{a, "-infinity", "infinity", 1000}},
-		"start":   {fmt.Sprintf(mergedSQL, "ASC"), []any{a, t8, "infinity", 1000}},
-		"end":     {fmt.Sprintf(mergedSQL, "DESC"), []any{a, "-infinity", t8, 1000}},
-		"between": {fmt.Sprintf(mergedSQL, "ASC"), []any{a, t8, t9, MaxReadPoints + 1}},
+		"newest":  {mergedQuery("DESC"), []any{a, "-infinity", "infinity", 1000}},
+		"start":   {mergedQuery("ASC"), []any{a, t8, "infinity", 1000}},
+		"end":     {mergedQuery("DESC"), []any{a, "-infinity", t8, 1000}},
+		"between": {mergedQuery("ASC"), []any{a, t8, t9, MaxReadPoints + 1}},
 		"sampled": {fmt.Sprintf(sampledSQL, `SELECT date_bin($2::interval, time, $5::timestamptz) AS bin, avg(value)
 			FROM observations WHERE datapoint = $1 AND time >= $3 AND time < $4 GROUP BY bin`), []any{a, time.Hour, t8, t9, SampleOrigin}},
 	}
