@@ -43,7 +43,7 @@ const mqttUserDoc = "Creates an MQTT user of the project, answered with 201 and 
 	"gateways send it: one line or many, each {dataPointID}[,tags] value={number} [{unix nanoseconds}], whose measurement must be " +
 	"the topic's dataPointID (tags are not stored; no timestamp: the time of arrival). A QoS 1 publish is acknowledged once stored; " +
 	"a payload that is neither is dropped and counted, and an MQTT 5 publisher is told 0x99 (payload format invalid) with the reason. " +
-	"The broker listens on BDP_MQTT_ADDR (MQTT over TCP) and, when set, BDP_MQTT_WS_ADDR (MQTT over WebSocket), " +
+	"The broker listens on BDP_MQTT_ADDR (MQTT over TCP) and, unless off, BDP_MQTT_WS_ADDR (MQTT over WebSocket; GET /v2/meta/mqtt lists both), and when set " +
 	"BDP_MQTT_TLS_ADDR (MQTT over TLS 1.2+) and BDP_MQTT_WSS_ADDR (WebSocket over TLS), the latter two with the certificate of " +
 	"BDP_TLS_CERT. At valid_until the user can no longer connect, its " +
 	"open sessions are closed within 1 s and its row is removed."

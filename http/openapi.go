@@ -36,8 +36,8 @@ func (s *Server) openAPIDocument() ([]byte, error) {
 				"(400 unknown field \"path\", nothing changed); fields of aedifion's document for the operation are declared " +
 				"(used, or described as ignored) or refused by name. An integer field takes a number written with a zero " +
 				"fraction or an exponent (3600.0, 1e3) when its value is an integer exactly. " +
-				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, " +
-				"key mqtt_ws; over TLS on BDP_MQTT_TLS_ADDR, key mqtt_tls; over WebSocket over TLS on BDP_MQTT_WSS_ADDR, key mqtt_wss) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
+				"MQTT: the embedded broker listens on BDP_MQTT_ADDR (addresses.json key mqtt; over WebSocket on BDP_MQTT_WS_ADDR, on by default, " +
+				"key mqtt_ws; GET /v2/meta/mqtt lists the listeners as URLs; over TLS on BDP_MQTT_TLS_ADDR, key mqtt_tls; over WebSocket over TLS on BDP_MQTT_WSS_ADDR, key mqtt_wss) for the credentials of POST /v2/project/{project_id}/mqttuser, topics project/{project_id}/# " +
 				"(edge credentials: edge/{project_id}/#), packets up to 1 MiB; a refused CONNECT is told 0x86 (bad username or " +
 				"password), 0x87 (expired) or 0x9F (too many failed logins, counted with HTTP's). " +
 				"A kept session (clean session off, or an MQTT 5 session expiry) gets the messages that waited for it oldest " +

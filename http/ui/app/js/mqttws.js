@@ -2,9 +2,10 @@
 // for the UI's live values: connect with username and password, subscribe
 // and unsubscribe at QoS 0, receive publishes (QoS 1 ones acknowledged),
 // keep alive, disconnect. No publishing, no retries of its own: the
-// caller (live.js) decides when to connect again. About 4 KiB; the npm
-// clients (mqtt.js ~ 90 KiB minified) bring far more than a subscriber
-// needs.
+// caller (live.js) decides when to connect again. 7 KiB, 3 KiB gzipped;
+// npm's mqtt 5.16.0 (MQTT.js) ships its browser build as mqtt.min.js of
+// 342 KiB, 105 KiB gzipped: a third of the first-load budget for what a
+// subscriber does not need (publishing, QoS 2, MQTT 5, stores).
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
