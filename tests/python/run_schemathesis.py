@@ -73,6 +73,12 @@ class Seed:
         requests.put(f"{self.base}/operator/projects/{self.project}/datapoints/temp_1/tags", timeout=60,
                      headers={"Authorization": "Bearer " + bdpserver.OPERATOR_TOKEN},
                      json=[{"key": "units", "value": "celsius"}]).raise_for_status()
+        # A saved plot view and a favorite, so that the routes by id
+        # reach a view (the run may change or delete it).
+        self.plot_view = self.call("POST", f"/v2/project/{self.project}/plot-view", want=201, json={
+            "name": "fuzzed view", "start": "2024-01-01T00:00:00Z", "end": "2024-01-02T00:00:00Z",
+            "samplerate": "1h", "datapoints": ["temp_1"], "hidden_datapoints": ["temp_2"]})["id"]
+        self.call("POST", "/v2/datapoint/favorite", params={"project_id": self.project, "dataPointID": "temp_1"})
         self.call("POST", f"/v2/project/{self.project}/virtual_datapoint",
                   params={"dataPointID": "temp_sum", "type": "formula"},
                   json={"pins": {"P1": {"dataPointID": "temp_1"}, "P2": {"dataPointID": "temp_2"}},
@@ -149,6 +155,8 @@ values = ["temp_1", "temp_2", "temp_sum"]
 values = {ints([self.room])}
 [dictionaries.instances]
 values = {ints(self.instances)}
+[dictionaries.plot_views]
+values = [{json.dumps(self.plot_view)}]
 [dictionaries.results]
 values = [{", ".join(json.dumps(r) for r in self.results)}]
 
@@ -163,6 +171,7 @@ values = [{", ".join(json.dumps(r) for r in self.results)}]
 "path.componentinproject_id" = {{ dictionary = "components_in_project", probability = 0.8 }}
 "path.instance_id" = {{ dictionary = "instances", probability = 0.8 }}
 "path.result_id" = {{ dictionary = "results", probability = 0.8 }}
+"path.plot_view_id" = {{ dictionary = "plot_views", probability = 0.8 }}
 """
 
 
