@@ -115,6 +115,16 @@ func TestBrowserUIOperations(t *testing.T) {
 		b.Do(t, "fill "+sel, chromedp.Evaluate[chromedp.Void](`(() => { const e = document.querySelector(`+js(sel)+`); e.value = `+js(v)+
 			`; e.dispatchEvent(new Event("input")); e.dispatchEvent(new Event("change")); })()`))
 	}
+	// Every control of the form has a label a screen reader announces.
+	unlabelled := func(root string) []string {
+		t.Helper()
+		return uitest.Eval[[]string](t, b, `[...document.querySelectorAll(`+js(root+" input, "+root+" select, "+root+" textarea, "+root+" button")+`)]
+			.filter(e => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !(e.tagName === "BUTTON" && e.textContent.trim()))
+			.map(e => e.outerHTML.slice(0, 80))`)
+	}
+	if u := unlabelled("#vdp-form"); len(u) > 0 {
+		t.Errorf("controls without a label: %q", u)
+	}
 	setValue("#vdp-form [name=dataPointID]", "room.temp_f")
 	setValue(`#vdp-form fieldset[data-pin="P1"] [name=source]`, "room.temp")
 	setValue("#vdp-form [name=formula]", "P1 * 9 / 5 + ;")
@@ -167,6 +177,9 @@ func TestBrowserUIOperations(t *testing.T) {
 		t.Errorf("stages %q, want initialized, requested, written", stages)
 	}
 	b.Screenshot(t, "ui-setpoint")
+	if u := unlabelled("#view-setpoints"); len(u) > 0 {
+		t.Errorf("controls without a label: %q", u)
+	}
 
 	// A controls app: a schedule on a room whose setpoint pin is
 	// boiler.sp, made with the form, run, its writes in its log.
@@ -176,6 +189,9 @@ func TestBrowserUIOperations(t *testing.T) {
 	b.Do(t, "new app", chromedp.Click(chromedp.ID("apps-new")))
 	b.WaitJS(t, "the schedule offered for the room", `document.querySelector("#apps-form [name=algorithm]") &&
 		[...document.querySelector("#apps-form [name=algorithm]").options].map(o => o.value).join() === "schedule"`, 10*time.Second)
+	if u := unlabelled("#apps-form"); len(u) > 0 {
+		t.Errorf("controls without a label: %q", u)
+	}
 	setValue("#apps-form [name=name]", "office schedule")
 	b.Do(t, "create the app", chromedp.Click(chromedp.CSS("#apps-form button[type=submit]")))
 	b.WaitJS(t, "the app's page", `document.getElementById("apps-status") && document.getElementById("apps-status").dataset.code === "100"`, 10*time.Second)
