@@ -96,6 +96,8 @@ async function route(fresh = false) {
     return;
   }
   if (fresh || !user) loadUser();
+  // A virtual datapoint's live sources are watched only on its page.
+  if (!/\/vdp\/./.test(location.hash)) live.watch("vdp", []);
   const a = /^#\/project\/(\d+)\/analytics(?:\/(\d+)\/([0-9a-fA-F-]{36}))?$/.exec(location.hash);
   if (a) {
     showView(a[2] ? "result" : "analytics");
