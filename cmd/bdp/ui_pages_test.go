@@ -94,6 +94,7 @@ func TestBrowserUIProjectPages(t *testing.T) {
 	t.Run("views", func(t *testing.T) { uiViews(t, e) })
 	t.Run("analytics", func(t *testing.T) { uiAnalytics(t, e) })
 	t.Run("files", func(t *testing.T) { uiFiles(t, e) })
+	t.Run("read-only", func(t *testing.T) { uiReadOnly(t, e) })
 
 	for _, p := range e.b.Problems() {
 		t.Errorf("page problem: %s", p)
@@ -101,3 +102,74 @@ func TestBrowserUIProjectPages(t *testing.T) {
 }
 
 func pidHash(pid int64, rest string) string { return fmt.Sprintf("#/project/%d%s", pid, rest) }
+
+// signInAs signs the page out and in again as another user.
+func (e *uiEnv) signInAs(t *testing.T, email, password string) {
+	t.Helper()
+	e.b.Do(t, "sign out", chromedp.Click(chromedp.ID("signout")))
+	e.b.WaitJS(t, "signed out", `!document.getElementById("view-signin").hidden`, 5*time.Second)
+	e.b.Do(t, "sign in as "+email,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("email").value = ""; document.getElementById("password").value = ""`),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), password),
+		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")))
+	e.b.WaitJS(t, "signed in as "+email, `!document.getElementById("view-projects").hidden`, 10*time.Second)
+}
+
+// uiReadOnly signs in as a user whose project role grants the project's
+// GET endpoints and reads every datapoint: the plot, analytics and files
+// pages show what there is, without one action the API would refuse.
+func uiReadOnly(t *testing.T, e *uiEnv) {
+	var eps []struct {
+		ID     int32  `json:"id"`
+		Method string `json:"request_method"`
+		Path   string `json:"path"`
+		Tag    string `json:"tag"`
+	}
+	e.api(t, "GET", "/v2/meta/endpoints", "", &eps)
+	var ids []string
+	for _, ep := range eps {
+		if ep.Tag == "project" && ep.Method == "GET" {
+			ids = append(ids, fmt.Sprint(ep.ID))
+		}
+	}
+	var user, role struct {
+		Resource struct {
+			ID int64 `json:"id"`
+		} `json:"resource"`
+	}
+	e.api(t, "POST", "/v2/company/user", `{"firstName":"Cy","lastName":"Viewer","email":"cy@acme.test","password":"cy-password-123"}`, &user)
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role", e.pid), `{"name":"viewer","authed_endpoints":[`+strings.Join(ids, ",")+
+		`],"authed_tags":[{"key":"name","value":"*","read":true,"write":false}]}`, &role)
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", e.pid, role.Resource.ID, user.Resource.ID), "", nil)
+	e.signInAs(t, "cy@acme.test", "cy-password-123")
+	defer e.signInAs(t, "ada@acme.test", "ada-password-1")
+
+	b := e.b
+	visible := func(css string) int {
+		return uitest.Eval[int](t, b, `[...document.querySelectorAll(`+uitest.JSString(css)+`)].filter(e => e.offsetParent !== null).length`)
+	}
+	e.goTo(t, pidHash(e.pid, ""))
+	b.WaitJS(t, "datapoints listed", `document.querySelectorAll("#dp-table tbody tr").length >= 2 && document.getElementById("view-link") !== null`, 10*time.Second)
+	time.Sleep(300 * time.Millisecond) // the roles are read beside the list
+	for _, css := range []string{"#view-save", "#view-delete", "button.star"} {
+		if n := visible(css); n != 0 {
+			t.Errorf("a read-only user sees %d of %s", n, css)
+		}
+	}
+	e.goTo(t, pidHash(e.pid, "/analytics"))
+	b.WaitJS(t, "instances listed", `document.querySelector("#inst-list tr[data-instance]") !== null`, 10*time.Second)
+	if n := visible("form.run"); n != 0 {
+		t.Errorf("a read-only user sees %d run forms", n)
+	}
+	e.goTo(t, pidHash(e.pid, "/files"))
+	b.WaitJS(t, "files listed", `document.querySelector('#file-table tr[data-path="notes.txt"]') !== null`, 10*time.Second)
+	for _, css := range []string{"#drop", "#new-folder", "#file-table button.delete"} {
+		if n := visible(css); n != 0 {
+			t.Errorf("a read-only user sees %d of %s", n, css)
+		}
+	}
+	if n := visible("#file-table button.download"); n != 1 {
+		t.Errorf("a read-only user sees %d download buttons, want 1", n)
+	}
+}

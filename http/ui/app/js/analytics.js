@@ -10,6 +10,7 @@ import { t, addStrings, onLangChange, lang, formatNumber, formatTime } from "./i
 import { pieChart, barChart, dataTable } from "./charts.js";
 import { send } from "./views.js";
 import { projectSection, setProjectTitle } from "./tabs.js";
+import { projectAccess } from "./access.js";
 
 addStrings({
   en: {
@@ -137,14 +138,17 @@ export function createAnalytics({ showError }) {
     </section>`);
   const result = projectSection("result", `<div id="result-body"></div>`);
   const $ = (id) => document.getElementById(id);
-  const state = { projectId: 0, cips: [], details: new Map(), instances: [], functions: new Map(), instance: null, results: [], result: null, resultKey: null, status: null };
+  const state = { mayRun: false, mayFunctions: false, projectId: 0, cips: [], details: new Map(), instances: [], functions: new Map(), instance: null, results: [], result: null, resultKey: null, status: null };
 
   function say(key, params) {
     state.status = { key, params };
     $("inst-status").textContent = t(key, params);
   }
 
+  // loadFunctions reads the functions' names in the language, when the
+  // user's roles grant the catalog (without it instances show ids).
   async function loadFunctions() {
+    if (!state.mayFunctions) return;
     const fs = await get("/v2/analytics/functions", { language: lang() });
     state.functions = new Map(fs.map((f) => [f.id, f]));
   }
@@ -156,7 +160,13 @@ export function createAnalytics({ showError }) {
     $("results-box").hidden = true;
     $("inst-status").textContent = "";
     state.status = null;
+    // Nothing of the project shown before stays while this one loads.
+    $("cip-list").replaceChildren();
+    $("inst-list").replaceChildren();
     try {
+      const access = await projectAccess(projectId);
+      state.mayRun = access.can("POST", "/v2/analytics/instance/{instance_id}/run");
+      state.mayFunctions = access.can("GET", "/v2/analytics/functions");
       const [cips, insts] = await Promise.all([
         get(`/v2/project/${projectId}/componentsInProject`),
         get("/v2/analytics/instances", { project_id: projectId }),
@@ -226,7 +236,8 @@ export function createAnalytics({ showError }) {
     if (state.instances.length === 0) {
       $("inst-list").replaceChildren(para(t("noInstances")));
     } else {
-      const table = tableOf([t("colInstance"), t("colFunction"), t("colComponent"), t("colEnabled"), t("run"), t("results")]);
+      // A user whose roles do not grant runs is offered none.
+      const table = tableOf([t("colInstance"), t("colFunction"), t("colComponent"), t("colEnabled"), ...(state.mayRun ? [t("run")] : []), t("results")]);
       const today = new Date();
       const weekAgo = new Date(today.getTime() - 7 * 86400000);
       for (const inst of state.instances) {
@@ -255,7 +266,7 @@ export function createAnalytics({ showError }) {
         list.setAttribute("aria-label", t("showResults", { name }));
         list.addEventListener("click", () => showResults(inst));
         tr.append(rowHead(name), cell(text(fnName(inst.config.analysisfunction_id))), cell(text(cipName(inst.config.componentinproject_id))),
-          cell(text(inst.config.enabled ? t("yes") : t("no"))), cell(form), cell(list));
+          cell(text(inst.config.enabled ? t("yes") : t("no"))), ...(state.mayRun ? [cell(form)] : []), cell(list));
         table.tBodies[0].append(tr);
       }
       $("inst-list").replaceChildren(table);

@@ -7,6 +7,7 @@ import { get, token, ApiError } from "./api.js";
 import { t, addStrings, onLangChange, formatNumber, formatTime } from "./i18n.js";
 import { send } from "./views.js";
 import { projectSection, setProjectTitle } from "./tabs.js";
+import { projectAccess } from "./access.js";
 
 addStrings({
   en: {
@@ -99,7 +100,7 @@ export function createFiles({ showError }) {
       <tbody></tbody>
     </table>`);
   const $ = (id) => document.getElementById(id);
-  const state = { projectId: 0, folder: "", files: [], quota: null, status: null, confirm: "" };
+  const state = { mayUpload: false, mayDelete: false, projectId: 0, folder: "", files: [], quota: null, status: null, confirm: "" };
 
   const base = () => (state.projectId ? `/v2/project/${state.projectId}` : "/v2/company");
 
@@ -114,8 +115,13 @@ export function createFiles({ showError }) {
     state.status = null;
     state.confirm = "";
     $("files-status").textContent = "";
+    $("file-table").tBodies[0].replaceChildren();
     try {
-      await Promise.all([load(), setProjectTitle(projectId, "files")]);
+      await Promise.all([load(), setProjectTitle(projectId, "files"), projectAccess(projectId).then((a) => {
+        const space = projectId ? "/v2/project/{project_id}" : "/v2/company";
+        state.mayUpload = a.can("POST", space + "/file");
+        state.mayDelete = a.can("DELETE", space + "/file");
+      })]);
     } catch (err) {
       showError(err);
     }
@@ -144,6 +150,9 @@ export function createFiles({ showError }) {
     $("fcol-mod").textContent = t("colModified");
     $("fcol-act").textContent = t("colActions");
     if (state.status) $("files-status").textContent = t(state.status.key, state.status.params);
+    // Uploads and deletes only for users whose roles grant them.
+    section.querySelector(".file-tools").hidden = !state.mayUpload;
+    $("drop").hidden = !state.mayUpload;
     renderQuota();
     renderPath();
     renderList();
@@ -278,7 +287,8 @@ export function createFiles({ showError }) {
         renderList();
       });
       del.setAttribute("aria-label", t("deleteOf", { name: f.name }));
-      actions.append(dl, " ", del);
+      actions.append(dl);
+      if (state.mayDelete) actions.append(" ", del);
     }
     tr.append(th, td(bytes(f.size_bytes)), td(formatTime(Date.parse(f.last_modified))), actions);
     return tr;

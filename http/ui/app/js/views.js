@@ -10,6 +10,7 @@
 import { get, token, ApiError } from "./api.js";
 import { t, addStrings, onLangChange, formatTime } from "./i18n.js";
 import { unitOf } from "./series.js";
+import { projectAccess } from "./access.js";
 
 addStrings({
   en: {
@@ -123,7 +124,8 @@ export function createViews({ showError, plot }) {
     favList: box.querySelector("#fav-list"),
     tbody: document.querySelector("#dp-table tbody"),
   };
-  const state = { projectId: 0, views: [], current: null, favorites: new Set(), units: new Map(), status: null };
+  // may says which of the view and favorite endpoints the user's roles grant.
+  const state = { projectId: 0, views: [], current: null, favorites: new Set(), units: new Map(), status: null, may: {} };
 
   function texts() {
     el.heading.textContent = t("views");
@@ -176,6 +178,7 @@ export function createViews({ showError, plot }) {
 
   async function loadViews() {
     const pid = state.projectId;
+    if (!state.may.list) return;
     const vs = await get(`/v2/project/${pid}/plot-views`);
     if (pid !== state.projectId) return;
     state.views = vs;
@@ -280,6 +283,7 @@ export function createViews({ showError, plot }) {
   // Favorites.
   async function loadFavorites() {
     const pid = state.projectId;
+    if (!state.may.favorites) return;
     const ids = await get(`/v2/project/${pid}/datapoints/favorites`);
     if (pid !== state.projectId) return;
     state.favorites = new Set(ids);
@@ -335,6 +339,7 @@ export function createViews({ showError, plot }) {
     for (const tr of el.tbody.querySelectorAll("tr[data-dp]")) {
       const id = tr.dataset.dp;
       let b = tr.querySelector("button.star");
+      if (!b && !state.may.star) continue;
       if (!b) {
         b = document.createElement("button");
         b.type = "button";
@@ -372,6 +377,27 @@ export function createViews({ showError, plot }) {
       }
       state.projectId = projectId;
       state.status = null;
+      try {
+        const access = await projectAccess(projectId);
+        const p = "/v2/project/{project_id}";
+        state.may = {
+          list: access.can("GET", p + "/plot-views"),
+          save: access.can("POST", p + "/plot-view"),
+          update: access.can("PUT", p + "/plot-view/{plot_view_id}"),
+          remove: access.can("DELETE", p + "/plot-view/{plot_view_id}"),
+          favorites: access.can("GET", p + "/datapoints/favorites"),
+          star: access.can("POST", "/v2/datapoint/favorite") && access.can("DELETE", "/v2/datapoint/favorite"),
+        };
+      } catch (err) {
+        showError(err);
+      }
+      // Actions the user's roles do not grant are not offered (the API
+      // would refuse them); a view's link still opens.
+      box.querySelector(".view-save").hidden = !state.may.save;
+      box.querySelector(".view-pick").hidden = !state.may.list;
+      el.del.hidden = !state.may.remove;
+      el.favHeading.hidden = el.favList.hidden = !state.may.favorites;
+      for (const b of el.tbody.querySelectorAll("button.star")) b.hidden = !state.may.star;
       el.status.textContent = "";
       // A view asked for opens at once; the lists load beside it.
       const lists = Promise.all([loadViews(), loadFavorites()]).catch(showError);
