@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ const uiDatapoint = "room.temp"
 //     point drawn on the open plot (the page's data-live-drawn, stamped
 //     with the page's clock when uPlot drew it), p99 over LiveValues;
 //     null, with live_note, when the UI shows no live values.
+//
+// BDP_BENCH_UI_TRACE=1 prints each cold open's API requests (start and
+// end, ms since the navigation) and when the page's modules had run.
 func UI(ctx context.Context, o UIOptions) (map[string]any, error) {
 	progress := func(format string, args ...any) {
 		if o.Progress != nil {
@@ -206,6 +210,10 @@ func coldPlots(ctx context.Context, p *Platform, b *uiBrowser, end time.Time, ru
 			return nil, err
 		}
 		out = append(out, time.Since(t0))
+		if trace, err := uiEval[string](b, `JSON.stringify([Math.round(performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd),
+			...performance.getEntriesByType("resource").filter(r => r.name.includes("/v2/")).map(r => [r.name.replace(/^.*\/v2\//, "").slice(0, 40), Math.round(r.startTime), Math.round(r.responseEnd)])])`); err == nil && os.Getenv("BDP_BENCH_UI_TRACE") != "" {
+			fmt.Fprintln(os.Stderr, "ui: cold open trace (ms since navigation):", trace)
+		}
 	}
 	return out, nil
 }

@@ -377,6 +377,10 @@ export function createViews({ showError, plot }) {
       }
       state.projectId = projectId;
       state.status = null;
+      el.status.textContent = "";
+      // A view asked for opens at once (its link needs no roles read);
+      // what the user may do and the lists load beside it.
+      const opened = viewId ? open(viewId) : Promise.resolve();
       try {
         const access = await projectAccess(projectId);
         const p = "/v2/project/{project_id}";
@@ -392,17 +396,14 @@ export function createViews({ showError, plot }) {
         showError(err);
       }
       // Actions the user's roles do not grant are not offered (the API
-      // would refuse them); a view's link still opens.
+      // would refuse them).
       box.querySelector(".view-save").hidden = !state.may.save;
       box.querySelector(".view-pick").hidden = !state.may.list;
       el.del.hidden = !state.may.remove;
       el.favHeading.hidden = el.favList.hidden = !state.may.favorites;
       for (const b of el.tbody.querySelectorAll("button.star")) b.hidden = !state.may.star;
-      el.status.textContent = "";
-      // A view asked for opens at once; the lists load beside it.
-      const lists = Promise.all([loadViews(), loadFavorites()]).catch(showError);
-      if (viewId) await open(viewId);
-      await lists;
+      await Promise.all([loadViews(), loadFavorites()]).catch(showError);
+      await opened;
       texts();
     },
     clear() {
