@@ -5,121 +5,12 @@
 // charts. Names and texts come in the UI's language (the API's
 // result_language and language parameters).
 
-import { get } from "./api.js";
-import { t, addStrings, onLangChange, lang, formatNumber, formatTime } from "./i18n.js";
+import { get, request } from "./api.js";
+import { t, onLangChange, lang, formatNumber, formatTime } from "./i18n.js";
+import "./analyticsstrings.js";
 import { pieChart, barChart, dataTable } from "./charts.js";
-import { send } from "./views.js";
 import { projectSection, setProjectTitle } from "./tabs.js";
 import { projectAccess } from "./access.js";
-
-addStrings({
-  en: {
-    analytics: "Analytics",
-    components: "Components",
-    noComponents: "No components are mapped into this project.",
-    colComponent: "Component",
-    colPins: "Pins and their datapoints",
-    colAttributes: "Attributes",
-    pinUnmapped: "not mapped",
-    pinMasked: "mapped, hidden from you",
-    instances: "Analysis instances",
-    noInstances: "No analysis instances in this project.",
-    colInstance: "Instance",
-    colFunction: "Function",
-    colEnabled: "Weekly",
-    yes: "yes",
-    no: "no",
-    results: "Results",
-    showResults: "Results of {name}",
-    runFrom: "Run from",
-    runTo: "to",
-    run: "Run",
-    runOf: "Run {name} over the period",
-    runStarted: "Run of {name} started.",
-    runDone: "Run of {name} finished: {status}.",
-    noResults: "No results yet.",
-    colPeriod: "Period",
-    colStatus: "Status",
-    colSignal: "Signal",
-    colKind: "Made",
-    weekly: "weekly",
-    manual: "by hand",
-    openResult: "Open",
-    openResultOf: "Open the result of {from} to {to}",
-    resultOf: "{function} — {component}",
-    signal: "Signal colour",
-    signal_red: "red",
-    signal_yellow: "yellow",
-    signal_green: "green",
-    signal_grey: "none",
-    interpretation: "Interpretation",
-    recommendations: "Recommendations",
-    noRecommendations: "No recommendations.",
-    kpis: "Key performance indicators",
-    colKpi: "KPI",
-    colValue: "Value",
-    plots: "Plots",
-    chartValues: "Values of {title}",
-    summary: "Summary: {name} {value}",
-    backToAnalytics: "Back to analytics",
-    resultRunning: "The analysis is running…",
-    info: "Notes",
-    badPeriod: "Choose a period whose start is before its end.",
-  },
-  de: {
-    analytics: "Analysen",
-    components: "Komponenten",
-    noComponents: "In diesem Projekt sind keine Komponenten zugeordnet.",
-    colComponent: "Komponente",
-    colPins: "Pins und ihre Datenpunkte",
-    colAttributes: "Attribute",
-    pinUnmapped: "nicht zugeordnet",
-    pinMasked: "zugeordnet, für Sie verborgen",
-    instances: "Analyseinstanzen",
-    noInstances: "Keine Analyseinstanzen in diesem Projekt.",
-    colInstance: "Instanz",
-    colFunction: "Funktion",
-    colEnabled: "Wöchentlich",
-    yes: "ja",
-    no: "nein",
-    results: "Ergebnisse",
-    showResults: "Ergebnisse von {name}",
-    runFrom: "Ausführen von",
-    runTo: "bis",
-    run: "Ausführen",
-    runOf: "{name} über den Zeitraum ausführen",
-    runStarted: "Lauf von {name} gestartet.",
-    runDone: "Lauf von {name} beendet: {status}.",
-    noResults: "Noch keine Ergebnisse.",
-    colPeriod: "Zeitraum",
-    colStatus: "Status",
-    colSignal: "Signal",
-    colKind: "Erstellt",
-    weekly: "wöchentlich",
-    manual: "von Hand",
-    openResult: "Öffnen",
-    openResultOf: "Ergebnis von {from} bis {to} öffnen",
-    resultOf: "{function} — {component}",
-    signal: "Signalfarbe",
-    signal_red: "rot",
-    signal_yellow: "gelb",
-    signal_green: "grün",
-    signal_grey: "keine",
-    interpretation: "Interpretation",
-    recommendations: "Empfehlungen",
-    noRecommendations: "Keine Empfehlungen.",
-    kpis: "Kennzahlen",
-    colKpi: "Kennzahl",
-    colValue: "Wert",
-    plots: "Diagramme",
-    chartValues: "Werte von {title}",
-    summary: "Zusammenfassung: {name} {value}",
-    backToAnalytics: "Zurück zu den Analysen",
-    resultRunning: "Die Analyse läuft…",
-    info: "Hinweise",
-    badPeriod: "Wählen Sie einen Zeitraum, dessen Beginn vor seinem Ende liegt.",
-  },
-});
 
 export function createAnalytics({ showError }) {
   const section = projectSection("analytics", `
@@ -286,7 +177,7 @@ export function createAnalytics({ showError }) {
     let answer;
     try {
       const q = new URLSearchParams({ project_id: state.projectId, start: start.toISOString().replace(".000", ""), end: end.toISOString().replace(".000", "") });
-      answer = await send("POST", `/v2/analytics/instance/${inst.id}/run?${q}`);
+      answer = await request("POST", `/v2/analytics/instance/${inst.id}/run?${q}`);
     } catch (err) {
       showError(err);
       return;

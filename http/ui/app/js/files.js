@@ -3,9 +3,8 @@
 // download through the presigned link the API hands out, delete with a
 // confirmation, and the space's quota as bars.
 
-import { get, token, ApiError } from "./api.js";
+import { get, request, token, ApiError } from "./api.js";
 import { t, addStrings, onLangChange, formatNumber, formatTime } from "./i18n.js";
-import { send } from "./views.js";
 import { projectSection, setProjectTitle } from "./tabs.js";
 import { projectAccess } from "./access.js";
 
@@ -318,7 +317,7 @@ export function createFiles({ showError }) {
   async function remove(f) {
     state.confirm = "";
     try {
-      await send("DELETE", `${base()}/file?path=${encodeURIComponent(f.path)}`);
+      await request("DELETE", `${base()}/file`, { params: { path: f.path } });
       say("deleted", { name: f.name });
       await load();
     } catch (err) {

@@ -7,7 +7,7 @@
 // them read. Favorites (POST /v2/datapoint/favorite) are a star on each
 // datapoint's row and a short list that plots one with a click.
 
-import { get, token, ApiError } from "./api.js";
+import { get, request } from "./api.js";
 import { t, addStrings, onLangChange, formatTime } from "./i18n.js";
 import { unitOf } from "./series.js";
 import { projectAccess } from "./access.js";
@@ -56,33 +56,6 @@ addStrings({
     savedViewsList: "Ihre Ansichten in diesem Projekt",
   },
 });
-
-// send is a JSON request with the bearer token; answers the decoded body.
-export async function send(method, path, body) {
-  const init = { method, headers: { Authorization: "Bearer " + token() }, credentials: "omit", cache: "no-store" };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  let res;
-  try {
-    res = await fetch(path, init);
-  } catch (err) {
-    throw new ApiError(0, err.message || String(err));
-  }
-  const text = await res.text();
-  let answer = null;
-  try {
-    answer = text ? JSON.parse(text) : null;
-  } catch {
-    // Not JSON: the status text stands for the error below.
-  }
-  if (!res.ok) {
-    const msg = answer && typeof answer.error === "string" ? answer.error : res.statusText || "HTTP " + res.status;
-    throw new ApiError(res.status, msg, parseInt(res.headers.get("Retry-After") || "0", 10) || 0);
-  }
-  return answer;
-}
 
 export function createViews({ showError, plot }) {
   const panel = document.getElementById("plot-panel");
@@ -223,8 +196,8 @@ export function createViews({ showError, plot }) {
     const mine = state.current && state.current.mine && state.current.name === body.name;
     try {
       const v = mine
-        ? await send("PUT", `/v2/project/${state.projectId}/plot-view/${state.current.id}`, body)
-        : await send("POST", `/v2/project/${state.projectId}/plot-view`, body);
+        ? await request("PUT", `/v2/project/${state.projectId}/plot-view/${state.current.id}`, { body })
+        : await request("POST", `/v2/project/${state.projectId}/plot-view`, { body });
       state.current = { ...v, mine: true };
       history.replaceState(null, "", `#/project/${state.projectId}/view/${v.id}`);
       await loadViews();
@@ -270,7 +243,7 @@ export function createViews({ showError, plot }) {
     const v = state.views.find((x) => x.id === el.list.value);
     if (!v) return;
     try {
-      await send("DELETE", `/v2/project/${state.projectId}/plot-view/${v.id}`);
+      await request("DELETE", `/v2/project/${state.projectId}/plot-view/${v.id}`);
       if (state.current && state.current.id === v.id) state.current = null;
       await loadViews();
       say("viewDeleted", { name: viewName(v) });
@@ -322,8 +295,7 @@ export function createViews({ showError, plot }) {
   async function toggleFavorite(id, button) {
     const on = !state.favorites.has(id);
     try {
-      const q = `project_id=${state.projectId}&dataPointID=${encodeURIComponent(id)}`;
-      await send(on ? "POST" : "DELETE", `/v2/datapoint/favorite?${q}`);
+      await request(on ? "POST" : "DELETE", "/v2/datapoint/favorite", { params: { project_id: state.projectId, dataPointID: id } });
       if (on) state.favorites.add(id);
       else state.favorites.delete(id);
       button.setAttribute("aria-pressed", String(on));
