@@ -90,9 +90,13 @@ func uiAnalytics(t *testing.T, e *uiEnv) {
 	if got := e.text(t, fmt.Sprintf(`#cip-list tr[data-cip="%d"]`, cip.Resource.ID)); !strings.Contains(got, "Heating pump") || !strings.Contains(got, "pump.operating") {
 		t.Errorf("component row %q lacks its name and mapped datapoint", got)
 	}
-	b.Do(t, "run over the last week", chromedp.Click(chromedp.CSS(row+` form.run button[type=submit]`)))
+	// By keyboard: Enter on the run button, then on the result's link.
+	b.Do(t, "run over the last week", chromedp.Focus(chromedp.CSS(row+` form.run button[type=submit]`)), chromedp.KeyEvent("\r"))
 	b.WaitJS(t, "run finished", `document.querySelector('#results-list tr[data-status="Success"]') !== null`, 60*time.Second)
-	b.Do(t, "open the result", chromedp.Click(chromedp.CSS(`#results-list tr[data-status="Success"] a`)))
+	if got := e.text(t, "#inst-status"); !strings.Contains(got, "finished: Success") {
+		t.Errorf("status line %q", got)
+	}
+	b.Do(t, "open the result", chromedp.Focus(chromedp.CSS(`#results-list tr[data-status="Success"] a`)), chromedp.KeyEvent("\r"))
 	b.WaitJS(t, "result shown", `document.getElementById("result-body").dataset.state === "ready"`, 10*time.Second)
 
 	checks := func(lang string) {

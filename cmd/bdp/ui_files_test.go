@@ -40,7 +40,6 @@ func uiFiles(t *testing.T, e *uiEnv) {
 		drop.dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
 	})()`))
 	b.WaitJS(t, "uploaded", `document.querySelector('#file-table tr[data-path="reports/energy.csv"]') !== null`, 10*time.Second)
-
 	// Another one chosen with the file input, at the top level.
 	local := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(local, []byte("boiler serviced"), 0o644); err != nil {
@@ -67,6 +66,17 @@ func uiFiles(t *testing.T, e *uiEnv) {
 	res.Body.Close()
 	if res.StatusCode != 200 || string(body) != report {
 		t.Errorf("the download link answers %d %q, want the file", res.StatusCode, body)
+	}
+
+	// The same name again: the API's refusal, in its own words.
+	b.Do(t, "drop it again", chromedp.Evaluate[chromedp.Void](`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(["other"], "energy.csv", {type: "text/csv"}));
+		document.getElementById("drop").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+	})()`))
+	b.WaitJS(t, "refusal shown", `!document.getElementById("alert").hidden`, 10*time.Second)
+	if got := e.text(t, "#alert"); !strings.HasPrefix(got, "The API answered: ") || !strings.Contains(got, "already exists") {
+		t.Errorf("alert %q, want the API's error envelope's words", got)
 	}
 
 	// German, then delete with a confirmation.

@@ -97,6 +97,9 @@ func TestBrowserUIProjectPages(t *testing.T) {
 	t.Run("read-only", func(t *testing.T) { uiReadOnly(t, e) })
 
 	for _, p := range e.b.Problems() {
+		if strings.Contains(p, "status of 400") && strings.Contains(p, "/file?folder=reports") {
+			continue // the refused second upload of energy.csv (ui_files_test.go)
+		}
 		t.Errorf("page problem: %s", p)
 	}
 }
