@@ -189,7 +189,7 @@ export function createAnalytics({ showError }) {
     for (let i = 0; i < 240 && state.projectId && state.instance === inst; i++) {
       const r = state.results.find((x) => x.result_id === id);
       if (r && r.status !== "running") {
-        say("runDone", { name, status: r.status });
+        say("runDone", { name, status: statusText(r.status) });
         return;
       }
       await new Promise((res) => setTimeout(res, 250));
@@ -231,7 +231,7 @@ export function createAnalytics({ showError }) {
       open.href = `#/project/${state.projectId}/analytics/${inst.id}/${r.result_id}`;
       open.textContent = t("openResult");
       open.setAttribute("aria-label", t("openResultOf", { from: formatTime(Date.parse(r.input_parameters.start)), to: formatTime(Date.parse(r.input_parameters.end)) }));
-      tr.append(rowHead(period), cell(text(r.status)), cell(signalBadge(r.signal_color)), cell(text(r.weekly ? t("weekly") : t("manual"))), cell(open));
+      tr.append(rowHead(period), cell(text(statusText(r.status))), cell(signalBadge(r.signal_color)), cell(text(r.weekly ? t("weekly") : t("manual"))), cell(open));
       table.tBodies[0].append(tr);
     }
     $("results-list").replaceChildren(table);
@@ -267,7 +267,7 @@ export function createAnalytics({ showError }) {
     h2.id = "result-heading";
     h2.textContent = t("resultOf", { function: r.function_name, component: r.display_name });
     parts.push(h2);
-    const period = para(`${formatTime(Date.parse(r.start))} – ${formatTime(Date.parse(r.end))} · ${r.status}`);
+    const period = para(`${formatTime(Date.parse(r.start))} – ${formatTime(Date.parse(r.end))} · ${statusText(r.status)}`);
     parts.push(period);
     if (r.status === "running") parts.push(para(t("resultRunning")));
     const sig = document.createElement("p");
@@ -348,6 +348,14 @@ export function createAnalytics({ showError }) {
   });
 
   return { show, showResult };
+}
+
+// statusText is a result's status (running, Success, Failed) in the
+// UI's language.
+function statusText(s) {
+  const key = "status_" + s;
+  const out = t(key);
+  return out === key ? s : out;
 }
 
 function signalBadge(colour) {

@@ -56,6 +56,9 @@ addStrings({
     resultRunning: "The analysis is running…",
     info: "Notes",
     badPeriod: "Choose a period whose start is before its end.",
+    status_running: "running",
+    status_Success: "Success",
+    status_Failed: "Failed",
   },
   de: {
     analytics: "Analysen",
@@ -109,5 +112,8 @@ addStrings({
     resultRunning: "Die Analyse läuft…",
     info: "Hinweise",
     badPeriod: "Wählen Sie einen Zeitraum, dessen Beginn vor seinem Ende liegt.",
+    status_running: "läuft",
+    status_Success: "Erfolg",
+    status_Failed: "Fehlgeschlagen",
   },
 });

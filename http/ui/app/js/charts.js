@@ -3,7 +3,7 @@
 // and a description for screen readers, and each slice or bar a <title>
 // with its category and value (shown on hover too).
 
-import { formatNumber } from "./i18n.js";
+import { formatNumber, formatTime, locale } from "./i18n.js";
 
 const svgNS = "http://www.w3.org/2000/svg";
 // Okabe and Ito's palette, as the plots use.
@@ -91,14 +91,34 @@ export function barChart({ title, categories, values, unit }) {
     const top = Math.min(y(v), y(0));
     const bar = svgEl("rect", { x: x.toFixed(2), y: top.toFixed(2), width: bw.toFixed(2), height: Math.max(1, Math.abs(y(v) - y(0))).toFixed(2), fill: colours[0] });
     bar.dataset.category = categories[i];
-    svg.append(titled(bar, `${categories[i]}: ${formatNumber(v)} ${unit}`));
+    svg.append(titled(bar, `${longLabel(categories[i])}: ${formatNumber(v)} ${unit}`));
     if (n <= 12 || i % Math.ceil(n / 12) === 0) {
       const label = svgEl("text", { x: (x + bw / 2).toFixed(2), y: h - bottom + 14, "font-size": 10, "text-anchor": "middle" });
-      label.textContent = String(categories[i]).slice(0, 12);
+      label.textContent = shortLabel(categories[i]);
       svg.append(label);
     }
   });
   return svg;
+}
+
+// shortLabel writes a category for an axis: a time (the bar charts of
+// cycles name each by its start) as a short local date and time, other
+// text cut to 12 characters.
+export function shortLabel(c) {
+  const s = String(c);
+  if (isTime(s)) {
+    return new Intl.DateTimeFormat(locale(), { day: "numeric", month: "numeric", hour: "2-digit", minute: "2-digit" }).format(new Date(s));
+  }
+  return s.slice(0, 12);
+}
+
+function isTime(s) {
+  return /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s));
+}
+
+// longLabel writes a category in full: a time in the UI's format.
+function longLabel(c) {
+  return isTime(String(c)) ? formatTime(Date.parse(c)) : String(c);
 }
 
 // dataTable is the chart's numbers as a table, for those who do not see it.
@@ -113,7 +133,7 @@ export function dataTable(caption, categories, values, unit) {
     const tr = document.createElement("tr");
     const th = document.createElement("th");
     th.scope = "row";
-    th.textContent = c;
+    th.textContent = longLabel(c);
     const td = document.createElement("td");
     td.textContent = `${formatNumber(values[i])} ${unit}`;
     tr.append(th, td);
