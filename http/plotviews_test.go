@@ -141,3 +141,36 @@ func TestPlotViewUnknownDatapointIsRefused(t *testing.T) {
 		t.Fatalf("%v plot views stored", n)
 	}
 }
+
+// A view is the company's: another company's admin reaches it neither
+// through its project (403) nor through a project of their own (404).
+func TestPlotViewStaysInItsCompany(t *testing.T) {
+	e, c, pid, _, _ := fvSetup(t)
+	id := e.do("POST", fmt.Sprintf("/v2/project/%d/plot-view", pid), c.Admin, pvBody("a")).want(t, 201).JSON["id"].(string)
+	other := e.newCompany()
+	otherPid, _ := e.newProject(other.Admin)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", fmt.Sprintf("/v2/project/%d/plot-view/%s", pid, id), 403},
+		{"DELETE", fmt.Sprintf("/v2/project/%d/plot-view/%s", pid, id), 403},
+		{"GET", fmt.Sprintf("/v2/project/%d/plot-view/%s", otherPid, id), 404},
+		{"PUT", fmt.Sprintf("/v2/project/%d/plot-view/%s", otherPid, id), 404},
+		{"DELETE", fmt.Sprintf("/v2/project/%d/plot-view/%s", otherPid, id), 404},
+		{"GET", fmt.Sprintf("/v2/project/%d/plot-views", pid), 403},
+		{"GET", fmt.Sprintf("/v2/project/%d/datapoints/favorites", pid), 403},
+	} {
+		var body any
+		if tc.method == "PUT" {
+			body = map[string]any{"start": "2026-07-01T00:00:00Z", "end": "2026-07-02T00:00:00Z", "samplerate": "auto", "datapoints": []string{}}
+		}
+		e.do(tc.method, tc.path, other.Admin, body).wantError(t, tc.status)
+	}
+	if got := e.do("GET", fmt.Sprintf("/v2/project/%d/plot-views", otherPid), other.Admin, nil).want(t, 200); len(got.List) != 0 {
+		t.Fatalf("the other company lists %s", got.Body)
+	}
+	if got := e.do("GET", fmt.Sprintf("/v2/project/%d/plot-view/%s", pid, id), c.Admin, nil).want(t, 200); fmt.Sprint(got.JSON["datapoints"]) != "[a]" {
+		t.Fatalf("the view changed: %s", got.Body)
+	}
+}
