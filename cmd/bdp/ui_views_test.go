@@ -67,6 +67,11 @@ func uiViews(t *testing.T, e *uiEnv) {
 	b.WaitJS(t, "plot empty", `document.getElementById("plot").dataset.state === "empty"`, 10*time.Second)
 	e.goTo(t, "#/projects")
 	b.WaitJS(t, "projects", `!document.getElementById("view-projects").hidden`, 5*time.Second)
+	// The projects page lists the favorites of every project.
+	b.WaitJS(t, "favorites of every project", `document.querySelector('#all-fav-list a[data-dp="boiler.return_temp"]') !== null`, 5*time.Second)
+	if got := e.text(t, "#all-fav-list a"); !strings.HasPrefix(got, "★ boiler.return_temp in ") {
+		t.Errorf("favorite on the projects page %q", got)
+	}
 	// A fresh page (the token is kept for the tab) opened at the link.
 	b.Do(t, "open the link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
 	b.WaitJS(t, "view reopened", `document.getElementById("plot").dataset.state === "ready" && document.getElementById("plot").dataset.points === "300,300" && document.getElementById("view-status").textContent.includes("opened")`, 20*time.Second)

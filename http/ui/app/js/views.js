@@ -33,6 +33,8 @@ addStrings({
     favorite: "Favorite {name}",
     plotFavorite: "Plot {name}",
     savedViewsList: "Your views in this project",
+    yourFavorites: "Your favorites",
+    favoriteIn: "{name} in {project}",
   },
   de: {
     views: "Gespeicherte Ansichten",
@@ -54,6 +56,8 @@ addStrings({
     favorite: "{name} als Favorit",
     plotFavorite: "{name} plotten",
     savedViewsList: "Ihre Ansichten in diesem Projekt",
+    yourFavorites: "Ihre Favoriten",
+    favoriteIn: "{name} in {project}",
   },
 });
 
@@ -330,6 +334,44 @@ export function createViews({ showError, plot }) {
   }
   new MutationObserver(() => decorate()).observe(el.tbody, { childList: true });
 
+  // The projects page lists the user's favorites of every project
+  // (GET /v2/user/favorites), each a link to its project, whenever it
+  // shows.
+  const projectsView = document.getElementById("view-projects");
+  const all = document.createElement("section");
+  all.setAttribute("aria-labelledby", "all-fav-heading");
+  all.innerHTML = `<h2 id="all-fav-heading"></h2><ul id="all-fav-list" class="favorites"></ul>`;
+  all.hidden = true;
+  projectsView.append(all);
+  let allFavorites = [];
+  async function showAllFavorites() {
+    try {
+      const [favs, projects] = await Promise.all([get("/v2/user/favorites"), get("/v2/user/projects")]);
+      const names = new Map(projects.map((p) => [p.id, p.name]));
+      allFavorites = favs.map((f) => ({ id: f.dataPointID, projectId: f.project_id, project: names.get(f.project_id) || "#" + f.project_id }));
+    } catch {
+      allFavorites = []; // a role without these endpoints: no list
+    }
+    renderAllFavorites();
+  }
+  function renderAllFavorites() {
+    all.hidden = allFavorites.length === 0;
+    all.querySelector("h2").textContent = t("yourFavorites");
+    all.querySelector("ul").replaceChildren(...allFavorites.map((f) => {
+      const li = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = `#/project/${f.projectId}`;
+      a.dataset.dp = f.id;
+      a.textContent = "★ " + t("favoriteIn", { name: f.id, project: f.project });
+      li.append(a);
+      return li;
+    }));
+  }
+  new MutationObserver(() => {
+    if (!projectsView.hidden) showAllFavorites();
+  }).observe(projectsView, { attributes: true, attributeFilter: ["hidden"] });
+  onLangChange(renderAllFavorites);
+
   el.save.addEventListener("click", save);
   el.open.addEventListener("click", () => {
     if (el.list.value) location.hash = `#/project/${state.projectId}/view/${el.list.value}`;
@@ -380,6 +422,8 @@ export function createViews({ showError, plot }) {
     },
     clear() {
       me = null;
+      allFavorites = [];
+      renderAllFavorites();
       state.projectId = 0;
       state.views = [];
       state.current = null;
