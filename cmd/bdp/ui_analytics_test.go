@@ -14,8 +14,8 @@ import (
 )
 
 // uiAnalytics maps a pump with an operating message into the project and
-// makes an operating-cycle instance through the API, as an integrator
-// would; then, in the browser, sees the component with its mapping, runs
+// then, in the browser, makes an operating-cycle instance with the page's
+// form, sees the component with its mapping, runs
 // the instance over the last week, opens the result and finds its KPIs,
 // signal colour, interpretation, recommendations, pie and bar chart, in
 // English and in German.
@@ -74,19 +74,21 @@ func uiAnalytics(t *testing.T, e *uiEnv) {
 			fn = f.ID
 		}
 	}
-	var inst struct {
-		Resource struct {
-			ID int64 `json:"id"`
-		} `json:"resource"`
-	}
-	e.api(t, "POST", fmt.Sprintf("/v2/analytics/instance?project_id=%d", e.pid),
-		fmt.Sprintf(`{"analysisfunction_id":%d,"componentinproject_id":%d,"enabled":false,"name":"pump cycles"}`, fn, cip.Resource.ID), &inst)
-
 	// The analytics page, reached by the project's page links.
 	e.goTo(t, pidHash(e.pid, ""))
 	b.Do(t, "analytics tab", chromedp.Click(chromedp.CSS(`#view-project .tabs a[href$="/analytics"]`)))
-	row := fmt.Sprintf(`#inst-list tr[data-instance="%d"]`, inst.Resource.ID)
-	b.WaitJS(t, "instance listed", `document.querySelector(`+uitest.JSString(row)+`) !== null`, 10*time.Second)
+	// The instance made with the page's form: the function offered for
+	// the pump, a name, no weekly runs.
+	b.WaitJS(t, "new instance form", `!document.getElementById("inst-new").hidden && document.querySelector('#inst-new-fn option[value="`+fmt.Sprint(fn)+`"]') !== null`, 10*time.Second)
+	b.Do(t, "new instance",
+		chromedp.SetValue(chromedp.ID("inst-new-fn"), fmt.Sprint(fn)),
+		chromedp.SendKeys(chromedp.ID("inst-new-name"), "pump cycles"),
+		chromedp.Click(chromedp.ID("inst-new-go")))
+	b.WaitJS(t, "instance listed", `document.querySelector("#inst-list tr[data-instance]") !== null && document.getElementById("inst-status").textContent.includes("pump cycles")`, 10*time.Second)
+	row := `#inst-list tr[data-instance="` + uitest.Eval[string](t, b, `document.querySelector("#inst-list tr[data-instance]").dataset.instance`) + `"]`
+	if got := e.text(t, row+" th"); got != "pump cycles" {
+		t.Errorf("instance row %q", got)
+	}
 	if got := e.text(t, fmt.Sprintf(`#cip-list tr[data-cip="%d"]`, cip.Resource.ID)); !strings.Contains(got, "Heating pump") || !strings.Contains(got, "pump.operating") {
 		t.Errorf("component row %q lacks its name and mapped datapoint", got)
 	}

@@ -21,6 +21,13 @@ export function createAnalytics({ showError }) {
     <section aria-labelledby="inst-heading">
       <h2 id="inst-heading"></h2>
       <div id="inst-list"></div>
+      <form id="inst-new" class="run" hidden>
+        <label><span id="inst-new-cip-label"></span> <select id="inst-new-cip"></select></label>
+        <label><span id="inst-new-fn-label"></span> <select id="inst-new-fn"></select></label>
+        <label><span id="inst-new-name-label"></span> <input id="inst-new-name" type="text" maxlength="200"></label>
+        <label><input id="inst-new-weekly" type="checkbox"> <span id="inst-new-weekly-label"></span></label>
+        <button id="inst-new-go" type="submit"></button>
+      </form>
       <p id="inst-status" role="status" aria-live="polite"></p>
     </section>
     <section id="results-box" aria-labelledby="results-heading" hidden>
@@ -29,7 +36,7 @@ export function createAnalytics({ showError }) {
     </section>`);
   const result = projectSection("result", `<div id="result-body"></div>`);
   const $ = (id) => document.getElementById(id);
-  const state = { mayRun: false, mayFunctions: false, projectId: 0, cips: [], details: new Map(), instances: [], functions: new Map(), instance: null, results: [], result: null, resultKey: null, status: null };
+  const state = { mayRun: false, mayCreate: false, mayFunctions: false, projectId: 0, cips: [], details: new Map(), instances: [], functions: new Map(), instance: null, results: [], result: null, resultKey: null, status: null };
 
   function say(key, params) {
     state.status = { key, params };
@@ -57,6 +64,7 @@ export function createAnalytics({ showError }) {
     try {
       const access = await projectAccess(projectId);
       state.mayRun = access.can("POST", "/v2/analytics/instance/{instance_id}/run");
+      state.mayCreate = access.can("POST", "/v2/analytics/instance");
       state.mayFunctions = access.can("GET", "/v2/analytics/functions");
       const [cips, insts] = await Promise.all([
         get(`/v2/project/${projectId}/componentsInProject`),
@@ -162,8 +170,54 @@ export function createAnalytics({ showError }) {
       }
       $("inst-list").replaceChildren(table);
     }
+    renderNewInstance();
     if (state.status) $("inst-status").textContent = t(state.status.key, state.status.params);
     if (state.instance) renderResults();
+  }
+
+  // renderNewInstance fills the form that makes an instance: a mapped
+  // component and a function that fits it (the catalog's components).
+  function renderNewInstance() {
+    const form = $("inst-new");
+    form.hidden = !(state.mayCreate && state.mayFunctions && state.details.size > 0);
+    if (form.hidden) return;
+    form.setAttribute("aria-label", t("newInstance"));
+    $("inst-new-cip-label").textContent = t("colComponent");
+    $("inst-new-fn-label").textContent = t("colFunction");
+    $("inst-new-name-label").textContent = t("instanceName");
+    $("inst-new-weekly-label").textContent = t("weeklyRuns");
+    $("inst-new-go").textContent = t("newInstance");
+    const cipSelect = $("inst-new-cip");
+    const chosen = cipSelect.value;
+    cipSelect.replaceChildren(...state.cips.map((c) => option(c.id, cipName(c.id))));
+    if (state.cips.some((c) => String(c.id) === chosen)) cipSelect.value = chosen;
+    fillFunctions();
+  }
+
+  function fillFunctions() {
+    const d = state.details.get(Number($("inst-new-cip").value));
+    const kind = d ? d.component.alphanumeric_id : "";
+    const fits = [...state.functions.values()].filter((f) => (f.components || []).includes(kind));
+    $("inst-new-fn").replaceChildren(...fits.map((f) => option(f.id, f.name)));
+    $("inst-new-go").disabled = fits.length === 0;
+  }
+
+  async function createInstance() {
+    const body = {
+      analysisfunction_id: Number($("inst-new-fn").value),
+      componentinproject_id: Number($("inst-new-cip").value),
+      name: $("inst-new-name").value.trim(),
+      enabled: $("inst-new-weekly").checked,
+    };
+    try {
+      await request("POST", "/v2/analytics/instance", { params: { project_id: state.projectId }, body });
+    } catch (err) {
+      showError(err);
+      return;
+    }
+    $("inst-new-name").value = "";
+    await show(state.projectId);
+    say("instanceCreated", { name: body.name || fnName(body.analysisfunction_id) });
   }
 
   async function runInstance(inst, fromDay, toDay) {
@@ -338,6 +392,12 @@ export function createAnalytics({ showError }) {
     body.dataset.signal = r.signal_color || "";
   }
 
+  $("inst-new-cip").addEventListener("change", fillFunctions);
+  $("inst-new").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    createInstance();
+  });
+
   onLangChange(async () => {
     if (!section.hidden && state.projectId) {
       await loadFunctions().catch(showError);
@@ -365,6 +425,13 @@ function signalBadge(colour) {
   s.dataset.signal = c;
   s.textContent = t("signal_" + c);
   return s;
+}
+
+function option(value, label) {
+  const o = document.createElement("option");
+  o.value = String(value);
+  o.textContent = label;
+  return o;
 }
 
 function dateInput(labelText, date) {
