@@ -175,4 +175,11 @@ func uiReadOnly(t *testing.T, e *uiEnv) {
 	if n := visible("#file-table button.download"); n != 1 {
 		t.Errorf("a read-only user sees %d download buttons, want 1", n)
 	}
+	// The company's files need a company role: said so, not asked for
+	// (a 403 would be a page problem).
+	b.Do(t, "company files", chromedp.Click(chromedp.ID("nav-files")))
+	b.WaitJS(t, "no company files", `document.getElementById("files-status").textContent.includes("company role")`, 10*time.Second)
+	if n := visible("#file-table, #quota-bars meter, #drop"); n != 0 {
+		t.Errorf("without the company's files %d of their parts show", n)
+	}
 }

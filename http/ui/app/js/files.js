@@ -40,6 +40,8 @@ addStrings({
     filesCount: "{n} files",
     badFolder: "A folder name must not contain / and must not be . or ..",
     linkReady: "The download of {name} has started.",
+    noCompanyFiles: "Your roles do not include the company's files (a company role does).",
+    noProjectFiles: "Your roles do not include this project's files.",
   },
   de: {
     quota: "Kontingent",
@@ -72,6 +74,8 @@ addStrings({
     filesCount: "{n} Dateien",
     badFolder: "Ein Ordnername darf kein / enthalten und nicht . oder .. sein",
     linkReady: "Der Download von {name} hat begonnen.",
+    noCompanyFiles: "Ihre Rollen umfassen die Dateien der Firma nicht (eine Firmenrolle tut es).",
+    noProjectFiles: "Ihre Rollen umfassen die Dateien dieses Projekts nicht.",
   },
 });
 
@@ -99,7 +103,7 @@ export function createFiles({ showError }) {
       <tbody></tbody>
     </table>`);
   const $ = (id) => document.getElementById(id);
-  const state = { mayUpload: false, mayDelete: false, projectId: 0, folder: "", files: [], quota: null, status: null, confirm: "" };
+  const state = { mayList: false, mayUpload: false, mayDelete: false, projectId: 0, folder: "", files: [], quota: null, status: null, confirm: "" };
 
   const base = () => (state.projectId ? `/v2/project/${state.projectId}` : "/v2/company");
 
@@ -115,12 +119,18 @@ export function createFiles({ showError }) {
     state.confirm = "";
     $("files-status").textContent = "";
     $("file-table").tBodies[0].replaceChildren();
+    state.files = [];
+    state.quota = null;
+    $("quota-bars").replaceChildren();
     try {
-      await Promise.all([load(), setProjectTitle(projectId, "files"), projectAccess(projectId).then((a) => {
-        const space = projectId ? "/v2/project/{project_id}" : "/v2/company";
-        state.mayUpload = a.can("POST", space + "/file");
-        state.mayDelete = a.can("DELETE", space + "/file");
-      })]);
+      const [access] = await Promise.all([projectAccess(projectId), setProjectTitle(projectId, "files")]);
+      const space = projectId ? "/v2/project/{project_id}" : "/v2/company";
+      state.mayList = access.can("GET", space + "/files");
+      state.mayUpload = access.can("POST", space + "/file");
+      state.mayDelete = access.can("DELETE", space + "/file");
+      // A space the user's roles do not open is said so, not asked for.
+      if (state.mayList) await load();
+      else say(projectId ? "noProjectFiles" : "noCompanyFiles");
     } catch (err) {
       showError(err);
     }
@@ -151,6 +161,9 @@ export function createFiles({ showError }) {
     if (state.status) $("files-status").textContent = t(state.status.key, state.status.params);
     // Uploads and deletes only for users whose roles grant them.
     section.querySelector(".file-tools").hidden = !state.mayUpload;
+    section.querySelector(".quota").hidden = !state.quota;
+    $("file-table").hidden = !state.mayList;
+    $("folder-path").hidden = !state.mayList;
     $("drop").hidden = !state.mayUpload;
     renderQuota();
     renderPath();
