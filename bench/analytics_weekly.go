@@ -43,7 +43,7 @@ func runWeeklyPart(ctx context.Context, b *analyticsBench, result map[string]any
 	if err := b.setUpWeekly(ctx, weekStart); err != nil {
 		return err
 	}
-	ingestProject, err := b.createProject(ctx, "ingest")
+	ingestProject, err := b.anotherProject(ctx, "ingest")
 	if err != nil {
 		return err
 	}
@@ -194,25 +194,13 @@ func waitBatch(ctx context.Context, db *pgx.Conn, weekStart time.Time, want int,
 	}
 }
 
-// createProject creates another project of the company; the admin has
-// the company's rights on it.
-func (b *analyticsBench) createProject(ctx context.Context, name string) (int64, error) {
-	var pr envelope[struct {
-		Project struct{ ID int64 } `json:"project"`
-	}]
-	if err := b.Do(ctx, "POST", "/v2/company/project", map[string]any{"name": name}, &pr, false); err != nil {
-		return 0, err
-	}
-	return pr.Resource.Project.ID, nil
-}
-
 // setUpWeekly creates the projects, loads each instance's week and
 // creates the instances, eight API clients at a time.
 func (b *analyticsBench) setUpWeekly(ctx context.Context, weekStart time.Time) error {
 	projects := make([]int64, b.o.Projects)
 	projects[0] = b.ProjectID
 	for i := 1; i < len(projects); i++ {
-		id, err := b.createProject(ctx, fmt.Sprintf("weekly-%03d", i))
+		id, err := b.anotherProject(ctx, fmt.Sprintf("weekly-%03d", i))
 		if err != nil {
 			return err
 		}

@@ -271,3 +271,15 @@ func Median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// anotherProject creates another project of the company and answers its
+// id; the admin has the company's rights on it.
+func (p *Platform) anotherProject(ctx context.Context, name string) (int64, error) {
+	var pr envelope[struct {
+		Project struct{ ID int64 } `json:"project"`
+	}]
+	if err := p.Do(ctx, "POST", "/v2/company/project", map[string]any{"name": name}, &pr, false); err != nil {
+		return 0, fmt.Errorf("create project %s: %w", name, err)
+	}
+	return pr.Resource.Project.ID, nil
+}

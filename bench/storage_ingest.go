@@ -18,89 +18,101 @@ import (
 )
 
 // ingestWhileSealing is bench/ingest.go's measurement with the sealer
-// working: its first pass over the loaded backlog runs at the default
-// duty (a quarter of the time) while gateways produce through Kafka into
-// bdp serve; once bdp serve has stored every observation the pass is cut
-// off (its batch in progress rolls back, as at a shutdown), and the same
-// rows are loaded by a raw pgx CopyFrom with nothing else running, as
-// make bench-ingest does. The ratio is the Kafka rate with the sealer
-// over the raw rate without it. The sealer runs in this process rather
-// than in bdp serve, the same code on the same database, so that the
-// pass can be stopped and counted. A control, the same ingest with no
-// sealer afterwards (into another project's datapoints), tells what the
-// sealer costs.
+// working, in ingestRounds rounds: in each, the sealer's pass over the
+// loaded backlog runs at the default duty while gateways produce through
+// Kafka into bdp serve, into a project of their own; once bdp serve has
+// stored every observation the pass is cut off (its batch in progress
+// rolls back, as at a shutdown). Then a control, the same ingest with no
+// sealer into another project, tells what the sealer costs; and the rows
+// the first ingest stored are loaded by a raw pgx CopyFrom with nothing
+// else running, as make bench-ingest does. The ratio is the median Kafka
+// rate with the sealer over the median raw rate: one round alone moved
+// by a third with the machine's load. The sealer runs in this process
+// rather than in bdp serve, the same code on the same database, so that
+// the pass can be stopped and counted.
 func ingestWhileSealing(ctx context.Context, p *Platform, st *store.Store, o StorageOptions, topic string, dataEnd time.Time, log *slog.Logger, res map[string]any) error {
 	s, err := sealer.New(st, sealer.Config{}, log, nil)
 	if err != nil {
 		return err
 	}
-	passCtx, stopPass := context.WithCancel(ctx)
-	defer stopPass()
-	type passOut struct {
-		r   sealer.PassResult
-		err error
-	}
-	passDone := make(chan passOut, 1)
-	go func() {
-		r, err := s.Pass(passCtx)
-		passDone <- passOut{r, err}
-	}()
 	in := IngestOptions{Brokers: o.Brokers, Observations: o.IngestObservations, Datapoints: o.IngestDatapoints}
 	fillIngestDefaults(&in)
-	o.Progress("ingesting %d observations through Kafka while the sealer's first pass runs (duty %.0f %%)", in.Observations, sealer.DefaultDuty*100)
-	began := time.Now()
-	if err := produce(ctx, in, topic, p.ProjectID); err != nil {
-		return err
+	var withSealer, control, raw []float64 // observations a second, by round
+	var sealedMeanwhile int64
+	stored := 0 // from Kafka, so far
+	for round := range ingestRounds {
+		sealing, err := p.anotherProject(ctx, fmt.Sprintf("storage-ingest-%d", round))
+		if err != nil {
+			return err
+		}
+		o.Progress("round %d of %d: ingesting %d observations through Kafka while the sealer's pass runs (duty %.0f %%)",
+			round+1, ingestRounds, in.Observations, sealer.DefaultDuty*100)
+		passCtx, stopPass := context.WithCancel(ctx)
+		passDone := make(chan sealer.PassResult, 1)
+		passErr := make(chan error, 1)
+		go func() {
+			r, err := s.Pass(passCtx)
+			passDone <- r
+			passErr <- err
+		}()
+		began := time.Now()
+		err = produce(ctx, in, topic, sealing)
+		if err == nil {
+			stored += in.Observations
+			err = p.waitStoredKafka(ctx, stored, 10*time.Minute)
+		}
+		elapsed := time.Since(began)
+		stopPass()
+		r, perr := <-passDone, <-passErr
+		if err != nil {
+			return err
+		}
+		if perr != nil && passCtx.Err() == nil {
+			return fmt.Errorf("seal pass beside the ingest: %w", perr)
+		}
+		sealedMeanwhile += r.Rows
+		withSealer = append(withSealer, float64(in.Observations)/elapsed.Seconds())
+
+		o.Progress("round %d of %d: the same ingest without the sealer", round+1, ingestRounds)
+		plain, err := p.anotherProject(ctx, fmt.Sprintf("storage-control-%d", round))
+		if err != nil {
+			return err
+		}
+		began = time.Now()
+		if err := produce(ctx, in, topic, plain); err != nil {
+			return err
+		}
+		stored += in.Observations
+		if err := p.waitStoredKafka(ctx, stored, 10*time.Minute); err != nil {
+			return err
+		}
+		control = append(control, float64(in.Observations)/time.Since(began).Seconds())
+
+		copySeconds, copied, err := copyBaseline(ctx, p.DBURL, dataEnd, sealing)
+		if err != nil {
+			return err
+		}
+		if copied != int64(in.Observations) {
+			return fmt.Errorf("stored %d observations from Kafka, produced %d", copied, in.Observations)
+		}
+		raw = append(raw, float64(in.Observations)/copySeconds)
+		o.Progress("round %d of %d: ingest %.0f obs/s with the sealer (it sealed %d rows meanwhile), %.0f obs/s without; raw COPY %.0f obs/s",
+			round+1, ingestRounds, withSealer[round], r.Rows, control[round], raw[round])
 	}
-	if err := p.waitStoredKafka(ctx, in.Observations, 10*time.Minute); err != nil {
-		return err
-	}
-	elapsed := time.Since(began)
-	stopPass()
-	out := <-passDone
-	if out.err != nil && passCtx.Err() == nil {
-		return fmt.Errorf("seal pass beside the ingest: %w", out.err)
-	}
-	// The control: the same ingest with no sealer, into a second
-	// project's datapoints (the same times, none of the same rows).
-	var pr struct {
-		Resource struct {
-			Project struct{ ID int64 } `json:"project"`
-		} `json:"resource"`
-	}
-	if err := p.Do(ctx, "POST", "/v2/company/project", map[string]any{"name": "storage-control"}, &pr, false); err != nil {
-		return err
-	}
-	o.Progress("the same ingest without the sealer")
-	controlBegan := time.Now()
-	if err := produce(ctx, in, topic, pr.Resource.Project.ID); err != nil {
-		return err
-	}
-	if err := p.waitStoredKafka(ctx, 2*in.Observations, 10*time.Minute); err != nil {
-		return err
-	}
-	control := time.Since(controlBegan)
-	copySeconds, copied, err := copyBaseline(ctx, p.DBURL, dataEnd, p.ProjectID)
-	if err != nil {
-		return err
-	}
-	if copied != int64(in.Observations) {
-		return fmt.Errorf("stored %d observations from Kafka, produced %d", copied, in.Observations)
-	}
-	obsPerS := float64(in.Observations) / elapsed.Seconds()
-	controlPerS := float64(in.Observations) / control.Seconds()
-	copyPerS := float64(in.Observations) / copySeconds
+	obsPerS, controlPerS, copyPerS := midpointMedian(withSealer), midpointMedian(control), midpointMedian(raw)
 	res["ingest_ratio_sealing"] = round3(obsPerS / copyPerS)
 	res["ingest_ratio_no_sealer"] = round3(controlPerS / copyPerS)
 	res["ingest_obs_per_s"] = int(obsPerS)
 	res["ingest_no_sealer_obs_per_s"] = int(controlPerS)
 	res["ingest_copy_obs_per_s"] = int(copyPerS)
 	res["ingest_observations"] = in.Observations
-	res["ingest_sealed_meanwhile"] = out.r.Rows
-	o.Progress("ingest %.0f obs/s with the sealer (it sealed %d rows meanwhile), %.0f obs/s without; raw COPY %.0f obs/s",
-		obsPerS, out.r.Rows, controlPerS, copyPerS)
+	res["ingest_rounds"] = ingestRounds
+	res["ingest_sealed_meanwhile"] = sealedMeanwhile
 	return nil
 }
+
+// ingestRounds is how many times ingestWhileSealing measures each rate.
+const ingestRounds = 3
 
 // copyBaseline is Platform.rawCopy for the rows one Kafka ingest stored
 // into project since a time (the head holds the loaded mix, and the
