@@ -253,6 +253,9 @@ func TestBrowserUI(t *testing.T) {
 		}
 	}
 	t.Logf("zoomed to %s .. %s: CSV of %d rows", from, to, len(zoomed)-1)
+	if err := os.Remove(filepath.Join(downloads, name)); err != nil {
+		t.Fatal(err)
+	}
 
 	// Pan: Earlier loads the range before, as long.
 	b.Do(t, "earlier", chromedp.Click(chromedp.ID("pan-left")))
@@ -262,6 +265,62 @@ func TestBrowserUI(t *testing.T) {
 	}
 	b.Do(t, "back to the last day", chromedp.Click(chromedp.CSS(`[data-range="1d"]`)))
 	plotReady("the last day again")
+
+	// Unit conversion: the supply's unit choice offers the other units of
+	// temperature; in fahrenheit the API answers 9/5 of each value plus
+	// 32, and the axis, the legend and the CSV name fahrenheit.
+	unitSelect := `#plot-units select[data-dp="` + supply.id + `"]`
+	b.WaitJS(t, "a unit choice for the supply", `(() => { const s = document.querySelector(`+uitest.JSString(unitSelect)+`);
+		return s && [...s.options].some(o => o.value === "fahrenheit") && s.closest("label").textContent.startsWith("Unit of boiler.supply_temp"); })()`, 5*time.Second)
+	setUnit := func(unit string) {
+		t.Helper()
+		b.Do(t, "convert to "+unit, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector(`+uitest.JSString(unitSelect)+`); s.value = `+
+			uitest.JSString(unit)+`; s.dispatchEvent(new Event("change")); })()`))
+	}
+	setUnit("fahrenheit")
+	b.WaitJS(t, "plotted in fahrenheit", `document.getElementById("plot").dataset.state === "ready" &&
+		document.querySelector("#plot .u-legend").textContent.includes("boiler.supply_temp (fahrenheit)")`, 20*time.Second)
+	if got := uitest.Eval[string](t, b, `document.getElementById("plot").dataset.axisUnits`); got != "fahrenheit,percent" {
+		t.Errorf("y axes labelled %q, want fahrenheit,percent", got)
+	}
+	b.Do(t, "hover in fahrenheit", chromedp.Evaluate[chromedp.Void](`(() => { const o = document.querySelector("#plot .u-over"); const r = o.getBoundingClientRect();
+		o.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + r.width - 5, clientY: r.top + r.height / 2, bubbles: true})); })()`))
+	b.WaitJS(t, "hover values in fahrenheit", `/ fahrenheit$/.test(document.querySelectorAll("#plot .u-legend .u-value")[1].textContent)`, 5*time.Second)
+	b.Do(t, "download the CSV in fahrenheit", chromedp.Click(chromedp.ID("csv")))
+	name, body = uitest.WaitDownload(t, downloads, ".csv", 10*time.Second)
+	converted, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if want := []string{"time", "boiler.supply_temp (fahrenheit)", "boiler.valve (percent)"}; !slices.Equal(converted[0], want) {
+		t.Errorf("CSV head %q, want %q", converted[0], want)
+	}
+	fahrenheit := map[string]float64{}
+	for i, tm := range supply.times(end) {
+		fahrenheit[tm.Format(time.RFC3339)] = supply.f(i)*9/5 + 32
+	}
+	seen := 0
+	for _, r := range converted[1:] {
+		tm, _ := time.Parse(time.RFC3339, r[0])
+		w, ok := fahrenheit[tm.Format(time.RFC3339)]
+		if !ok || r[1] == "" {
+			continue
+		}
+		if seen++; !(math.Abs(mustFloat(r[1])-w) <= 1e-9*w) {
+			t.Errorf("CSV row %q, want %g °F", r, w)
+			break
+		}
+	}
+	if seen != supply.n {
+		t.Errorf("the CSV in fahrenheit has %d supply values, want %d", seen, supply.n)
+	}
+	if err := os.Remove(filepath.Join(downloads, name)); err != nil {
+		t.Fatal(err)
+	}
+	b.Screenshot(t, "ui-plot-fahrenheit")
+	setUnit("")
+	b.WaitJS(t, "plotted as stored again", `document.getElementById("plot").dataset.state === "ready" &&
+		document.querySelector("#plot .u-legend").textContent.includes("boiler.supply_temp (celsius)")`, 20*time.Second)
 
 	// German: the controls, the legend and the status line.
 	setLang := func(l string) {
@@ -338,6 +397,14 @@ func TestBrowserUI(t *testing.T) {
 }
 
 // sameNumber compares a CSV cell with the number (or empty cell) wanted.
+func mustFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
 func sameNumber(got, want string) bool {
 	if got == "" || want == "" {
 		return got == want

@@ -1,10 +1,26 @@
 // The plot panel: a time range, the chosen datapoints drawn with uPlot on
 // one time axis (a second y axis for a second unit), zoom by dragging,
 // panning by buttons, hover values in the legend, and the CSV of what is
-// shown.
+// shown. Each series may be converted to another unit of its quantity
+// (the API's units parameter); the axes, legend and CSV name the unit
+// converted to.
 
-import { t, onLangChange, formatNumber, formatTime, locale } from "./i18n.js";
-import { loadSeries, align, toCSV, rateString } from "./series.js";
+import { t, addStrings, onLangChange, formatNumber, formatTime, locale } from "./i18n.js";
+import { loadSeries, align, toCSV, rateString, compatibleUnits } from "./series.js";
+import { projectAccess } from "./access.js";
+
+addStrings({
+  en: {
+    plotUnits: "Units of the plotted series",
+    unitOfSeries: "Unit of {name}",
+    asStored: "{unit} (as stored)",
+  },
+  de: {
+    plotUnits: "Einheiten der geplotteten Reihen",
+    unitOfSeries: "Einheit von {name}",
+    asStored: "{unit} (wie gespeichert)",
+  },
+});
 
 const hour = 3600 * 1000;
 const spans = { "1h": hour, "1d": 24 * hour, "7d": 7 * 24 * hour, "30d": 30 * 24 * hour };
@@ -22,10 +38,11 @@ export function createPlot({ showError, onSeries = () => {} }) {
     to: document.getElementById("range-to"),
     aggregation: document.getElementById("aggregation"),
     csv: document.getElementById("csv"),
+    units: document.getElementById("plot-units"),
   };
   const state = {
     projectId: 0,
-    series: [], // {id, unit}, in the order chosen
+    series: [], // {id, unit, to}, in the order chosen; to: the unit converted to, "" for none
     range: "1d", // a key of spans, or "custom" with start and end
     start: 0,
     end: 0,
@@ -81,19 +98,19 @@ export function createPlot({ showError, onSeries = () => {} }) {
     const units = [];
     const plotted = [];
     for (const s of state.series) {
-      if (!units.includes(s.unit)) {
+      if (!units.includes(shown(s))) {
         if (units.length === 2) {
-          el.notice.textContent = t("tooManyUnits", { name: s.id, unit: s.unit || t("noUnit") });
+          el.notice.textContent = t("tooManyUnits", { name: s.id, unit: shown(s) || t("noUnit") });
           continue;
         }
-        units.push(s.unit);
+        units.push(shown(s));
       }
       plotted.push(s);
     }
     const agg = el.aggregation.value;
     let answers;
     try {
-      answers = await Promise.all(plotted.map((s) => loadSeries(state.projectId, s.id, start, end, agg)));
+      answers = await Promise.all(plotted.map((s) => loadSeries(state.projectId, s.id, start, end, agg, s.to)));
     } catch (err) {
       if (gen !== state.generation) return;
       el.plot.dataset.state = "error";
@@ -108,7 +125,7 @@ export function createPlot({ showError, onSeries = () => {} }) {
     state.loaded = {
       data,
       plotted,
-      heads: plotted.map((s) => (s.unit ? `${s.id} (${s.unit})` : s.id)),
+      heads: plotted.map((s) => (shown(s) ? `${s.id} (${shown(s)})` : s.id)),
       sampled: Boolean(sampled),
       step: sampled ? sampled.step : 0,
       aggregation: sampled ? sampled.aggregation : "",
@@ -131,6 +148,7 @@ export function createPlot({ showError, onSeries = () => {} }) {
     el.plot.dataset.drawMs = String(l.ms);
     el.plot.dataset.points = l.data.slice(1).map((ys) => ys.filter((y) => y != null).length).join(",");
     el.plot.dataset.axes = String(unitsOf(l.plotted).length);
+    el.plot.dataset.axisUnits = unitsOf(l.plotted).join(","); // the axes' labels, drawn on the canvas
     el.csv.disabled = l.data[0].length === 0;
     describe();
   }
@@ -163,13 +181,13 @@ export function createPlot({ showError, onSeries = () => {} }) {
       series: [
         { label: t("time"), value: (u, v) => (v == null ? "–" : formatTime(v * 1000)) },
         ...plotted.map((s, i) => ({
-          label: s.unit ? `${s.id} (${s.unit})` : s.id,
-          scale: scaleOf(s.unit),
+          label: shown(s) ? `${s.id} (${shown(s)})` : s.id,
+          scale: scaleOf(shown(s)),
           stroke: colours[i % colours.length],
           width: 1.5,
           spanGaps: true,
           points: { show: false },
-          value: (u, v) => (v == null ? "–" : formatNumber(v) + (s.unit ? " " + s.unit : "")),
+          value: (u, v) => (v == null ? "–" : formatNumber(v) + (shown(s) ? " " + shown(s) : "")),
         })),
       ],
       hooks: {
@@ -215,6 +233,13 @@ export function createPlot({ showError, onSeries = () => {} }) {
     const idx = l && chart && !l.t0 ? l.plotted.findIndex((s) => s.id === id) : -1;
     if (idx < 0) return;
     if (state.range === "custom" && (ms < state.start || ms > state.end)) return;
+    if (l.plotted[idx].to) {
+      // A live value is in the stored unit: a converted series is read
+      // again (the API converts), once for a burst of values.
+      clearTimeout(state.reload);
+      state.reload = setTimeout(load, 500);
+      return;
+    }
     const x = ms / 1000;
     const xs = l.data[0];
     let i = xs.length;
@@ -245,6 +270,43 @@ export function createPlot({ showError, onSeries = () => {} }) {
     el.plot.dataset.liveDrawn = JSON.stringify({ id: v.id, value: v.value, at: now, ms: now - v.receivedAt });
     el.csv.disabled = false;
     describe();
+  }
+
+  // renderUnits writes a unit choice for each series whose unit the label
+  // tree knows: its own unit (as stored) and the others of its quantity.
+  // Users whose roles do not grant the label tree get no choice.
+  async function renderUnits() {
+    const series = state.series.slice();
+    let groups = series.map(() => []);
+    try {
+      const access = series.length > 0 ? await projectAccess(state.projectId) : null;
+      if (access && access.can("GET", "/v2/labels/definitions")) groups = await Promise.all(series.map((s) => compatibleUnits(s.unit)));
+    } catch (err) {
+      showError(err);
+      return;
+    }
+    if (series.some((s, i) => state.series[i] !== s) || series.length !== state.series.length) return; // changed meanwhile
+    const labels = [];
+    series.forEach((s, i) => {
+      const others = groups[i].filter((u) => u.id !== s.unit);
+      if (others.length === 0) return;
+      const select = document.createElement("select");
+      select.dataset.dp = s.id;
+      select.append(new Option(t("asStored", { unit: s.unit }), ""));
+      for (const u of others) select.append(new Option(u.symbol ? `${u.name} (${u.symbol})` : u.name, u.id));
+      select.value = s.to;
+      select.addEventListener("change", () => {
+        s.to = select.value;
+        load();
+      });
+      const label = document.createElement("label");
+      const text = document.createElement("span");
+      text.textContent = t("unitOfSeries", { name: s.id });
+      label.append(text, " ", select);
+      labels.push(label);
+    });
+    el.units.replaceChildren(...labels);
+    el.units.hidden = labels.length === 0;
   }
 
   // describe writes the status line and the plot's label for screen
@@ -307,6 +369,7 @@ export function createPlot({ showError, onSeries = () => {} }) {
   }).observe(el.plot);
   onLangChange(() => {
     // Axis dates, legend values and the status line are in the language.
+    renderUnits();
     if (state.loaded && chart) {
       const [min, max] = shownRange();
       draw(unitsOf(state.loaded.plotted), min, max);
@@ -324,12 +387,14 @@ export function createPlot({ showError, onSeries = () => {} }) {
       state.loaded = null;
       setRange(state.range, state.start, state.end);
       onSeries([]);
+      renderUnits();
     },
     toggle(id, unit, on) {
       state.series = state.series.filter((s) => s.id !== id);
-      if (on) state.series.push({ id, unit });
+      if (on) state.series.push({ id, unit, to: "" });
       onSeries(state.series.map((s) => s.id));
       load();
+      renderUnits();
     },
     live: addLive,
     selected: () => state.series.map((s) => s.id),
@@ -350,8 +415,14 @@ function nearestValue(ys, idx) {
 
 function unitsOf(plotted) {
   const units = [];
-  for (const s of plotted) if (!units.includes(s.unit)) units.push(s.unit);
+  for (const s of plotted) if (!units.includes(shown(s))) units.push(shown(s));
   return units;
+}
+
+// shown is the unit of a series' values as plotted: the one converted to,
+// else its own.
+function shown(s) {
+  return s.to || s.unit;
 }
 
 function axisValues(u, vals) {

@@ -38,9 +38,11 @@ export function unitOf(tags) {
 // as stored when there are at most maxPoints of them, otherwise the
 // aggregation over the interval sampleStep picks. Both requests leave at
 // once, so the answer takes as long as the slower of the two, not their
-// sum. Answers {xs (seconds), ys, sampled, step, aggregation}.
-export async function loadSeries(projectId, dataPointID, startMs, endMs, aggregation) {
-  const base = { project_id: projectId, dataPointID, short: "true" };
+// sum. units, when given, is the unit to convert to (a leaf id of GET
+// /v2/labels/definitions); the API converts, or answers 422. Answers {xs
+// (seconds), ys, sampled, step, aggregation}.
+export async function loadSeries(projectId, dataPointID, startMs, endMs, aggregation, units) {
+  const base = { project_id: projectId, dataPointID, short: "true", units: units || undefined };
   const start = new Date(startMs).toISOString();
   const end = new Date(endMs).toISOString();
   const step = sampleStep((endMs - startMs) / 1000);
@@ -57,6 +59,28 @@ export async function loadSeries(projectId, dataPointID, startMs, endMs, aggrega
     return { ...columns(inRange), sampled: false, step: 0, aggregation: "" };
   }
   return { ...columns(await sampledReq), sampled: true, step, aggregation };
+}
+
+// The label tree of GET /v2/labels/definitions, read once per page.
+let definitions = null;
+
+// compatibleUnits is the group of unit leaves (e.g. temperature) that
+// holds unit, matched by id, symbol or name ignoring case and spaces: the
+// units it converts into. Answers [] for a unit the tree does not know.
+export async function compatibleUnits(unit) {
+  if (!unit) return [];
+  if (!definitions) {
+    definitions = get("/v2/labels/definitions");
+    definitions.catch(() => { definitions = null; }); // asked again next time
+  }
+  const tree = await definitions;
+  const norm = (s) => String(s || "").replace(/\s+/g, "").toLowerCase();
+  const want = norm(unit);
+  for (const group of (tree.units && tree.units.children) || []) {
+    const leaves = group.children || [];
+    if (leaves.some((u) => [u.id, u.symbol, u.name].some((n) => n && norm(n) === want))) return leaves;
+  }
+  return [];
 }
 
 function columns(pairs) {
