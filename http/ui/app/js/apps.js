@@ -6,7 +6,7 @@
 import "./opsstrings.js";
 import { get, request } from "./api.js";
 import { t, onLangChange, formatTime } from "./i18n.js";
-import { h, field, input, clearErrors, apiMessage, projectTabs } from "./dom.js";
+import { h, field, input, clearErrors, apiMessage, attempt, projectTabs } from "./dom.js";
 
 export function createApps({ showError }) {
   const root = document.getElementById("view-apps");
@@ -193,16 +193,7 @@ export function createApps({ showError }) {
   }
 
   async function act(msg, fn, after) {
-    msg.className = "";
-    msg.textContent = t("working");
-    try {
-      await fn();
-    } catch (err) {
-      msg.className = "error";
-      msg.textContent = apiMessage(err);
-      return;
-    }
-    msg.textContent = "";
+    if (!(await attempt(msg, fn))) return;
     if (after) after();
     else {
       await showApp(state.selected);

@@ -86,6 +86,23 @@ export function apiMessage(err) {
   return t("apiError", { error: err && err.message ? err.message : String(err) });
 }
 
+// attempt runs an action, saying in msg that it is under way and, when it
+// fails, the API's words; it answers whether the action succeeded (msg is
+// then empty).
+export async function attempt(msg, fn) {
+  msg.className = "";
+  msg.textContent = t("working");
+  try {
+    await fn();
+  } catch (err) {
+    msg.className = "error";
+    msg.textContent = apiMessage(err);
+    return false;
+  }
+  msg.textContent = "";
+  return true;
+}
+
 // localInput writes ms as a datetime-local input's value.
 export function localInput(ms) {
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);

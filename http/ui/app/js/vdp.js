@@ -8,7 +8,7 @@
 import "./opsstrings.js";
 import { get, request } from "./api.js";
 import { t, onLangChange, formatTime } from "./i18n.js";
-import { h, field, input, select, clearErrors, showFieldError, apiMessage, localInput, projectTabs } from "./dom.js";
+import { h, field, input, select, clearErrors, showFieldError, apiMessage, attempt, localInput, projectTabs } from "./dom.js";
 import { createMiniPlot } from "./miniplot.js";
 
 const statusFilters = [["", "vdpAllStatus"], ["202", "Running"], ["102", "Ready to start"], ["302", "Stopped"], ["304", "Health check failed"],
@@ -322,15 +322,7 @@ export function createVDP({ showError, live }) {
 
   async function action(fn, doneKey = "", after = null) {
     const msg = document.getElementById("vdp-action-msg");
-    msg.className = "";
-    msg.textContent = t("working");
-    try {
-      await fn();
-    } catch (err) {
-      msg.className = "error";
-      msg.textContent = apiMessage(err);
-      return;
-    }
+    if (!(await attempt(msg, fn))) return;
     msg.textContent = doneKey ? t(doneKey) : "";
     state.pollUntil = Date.now() + 20000; // the page follows what the action set off
     if (after) after();
