@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +55,8 @@ func uiFiles(t *testing.T, e *uiEnv) {
 	b.Screenshot(t, "ui-files")
 
 	// Download through the presigned link the API handed out.
-	b.Do(t, "into reports", chromedp.Click(chromedp.CSS(`#file-table tr[data-folder="reports"] button`)))
-	b.Do(t, "download", chromedp.Click(chromedp.CSS(`#file-table tr[data-path="reports/energy.csv"] button.download`)))
+	b.Do(t, "into reports", clickInPage(`#file-table tr[data-folder="reports"] button`))
+	b.Do(t, "download", clickInPage(`#file-table tr[data-path="reports/energy.csv"] button.download`))
 	b.WaitJS(t, "link", `document.querySelector('#file-table tr[data-path="reports/energy.csv"]').dataset.link`, 10*time.Second)
 	link := uitest.Eval[string](t, b, `document.querySelector('#file-table tr[data-path="reports/energy.csv"]').dataset.link`)
 	res, err := http.Get(link)
@@ -87,13 +88,21 @@ func uiFiles(t *testing.T, e *uiEnv) {
 	if got := e.text(t, "#quota-heading"); got != "Kontingent" {
 		t.Errorf("German quota heading %q", got)
 	}
-	b.Do(t, "delete", chromedp.Click(chromedp.CSS(`#file-table tr[data-path="reports/energy.csv"] button.delete`)))
+	b.Do(t, "delete", clickInPage(`#file-table tr[data-path="reports/energy.csv"] button.delete`))
 	b.WaitJS(t, "confirm asked", `document.activeElement && document.activeElement.classList.contains("confirm-delete")`, 5*time.Second)
-	b.Do(t, "confirm", chromedp.Click(chromedp.CSS(`button.confirm-delete`)))
+	b.Do(t, "confirm", clickInPage(`button.confirm-delete`))
 	b.WaitJS(t, "deleted", `document.querySelector('#file-table tr[data-path="reports/energy.csv"]') === null && document.getElementById("files-status").textContent.includes("gelöscht")`, 10*time.Second)
 	e.setLang(t, "en")
 
 	// The company's files are another space.
 	b.Do(t, "company files", chromedp.Click(chromedp.ID("nav-files")))
 	b.WaitJS(t, "company space", `document.getElementById("files-title").textContent === "Company files" && document.getElementById("file-table").dataset.count === "0"`, 10*time.Second)
+}
+
+// clickInPage clicks the element selector finds, in the page, where
+// finding and clicking are one step: the file table is redrawn (by a
+// language switch, a refresh), and a node chromedp found a moment before
+// may be gone when its click comes (CI saw "Could not find node").
+func clickInPage(selector string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + strconv.Quote(selector) + `).click()`)
 }
