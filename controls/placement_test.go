@@ -84,6 +84,12 @@ func TestReconcileRunsOwnedAppsAndReleasesOthers(t *testing.T) {
 					e.waitFor("the moved app taking over its value", func() bool { return strings.Contains(e.logText(x.app.ID), "continues on this node") })
 				}
 				e.waitFor("the app's value written once", func() bool { return writesOf(x.dev, 17) == 1 })
+				// The device has the write before its acknowledgement is
+				// recorded; a move before that would rightly write again.
+				e.waitFor("the write recorded as written", func() bool {
+					op, ok, err := e.st.LastSetpointWrite(ctx, x.project, "app:"+x.app.ID)
+					return err == nil && ok && op.State == edge.StateWritten
+				})
 				if n := appStarts(x.dev, x.app.ID); n != step.starts {
 					t.Fatalf("%d app_start, want %d", n, step.starts)
 				}
