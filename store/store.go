@@ -49,15 +49,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		// connection mostly waits for the network, not a CPU.
 		cfg.MaxConns = int32(max(16, 4*runtime.NumCPU()))
 	}
-	// No parallel plans: a parallel aggregate sums partial sums, so a mean
-	// of the same rows could differ in its last bits from one plan to the
-	// next (ANALYZE samples at random), and from the mean of sealed chunks,
-	// which sums in time order as a serial plan over the index does. A
-	// long sampled read is split in two on two connections instead
-	// (readHalves).
-	if _, set := cfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"]; !set {
-		cfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
-	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
