@@ -64,7 +64,7 @@ func TestEstimateBytesAgainstHeap(t *testing.T) {
 	}{
 		{Range{Count: 10}, Mean, EveryValue, 2000, 30},
 		{Range{Count: 1000}, Median, EveryHour, 50, 3000},
-		{Range{Count: 100_000}, Max, EveryHour, 2, 150_000},
+		{Range{Count: 100_000}, Max, EveryHour, 4, 150_000},
 		{Range{Duration: time.Minute}, Mean, EveryValue, 500, 300},
 		{Range{Duration: time.Hour}, Median, EveryMinute, 5, 3 * 3600},
 		{Range{Duration: 24 * time.Hour}, Median, EveryHour, 1, 2 * 86_400},
