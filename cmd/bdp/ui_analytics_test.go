@@ -34,46 +34,22 @@ func uiAnalytics(t *testing.T, e *uiEnv) {
 	}
 	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/timeseries", e.pid), `{"pump.operating":[`+strings.Join(obs, ",")+`]}`, nil)
 
-	var comps []struct {
-		ID             int64  `json:"id"`
-		AlphanumericID string `json:"alphanumeric_id"`
-	}
+	var comps []catalogEntry
 	e.api(t, "GET", "/v2/components", "", &comps)
-	var pump int64
-	for _, c := range comps {
-		if c.AlphanumericID == "pump" {
-			pump = c.ID
-		}
-	}
+	pump := idByAlphanumeric(t, comps, "pump")
 	var cip struct {
 		Resource struct {
-			ID   int64 `json:"id"`
-			Pins []struct {
-				ID             int64  `json:"id"`
-				AlphanumericID string `json:"alphanumeric_id"`
-			} `json:"pins"`
+			ID   int64          `json:"id"`
+			Pins []catalogEntry `json:"pins"`
 		} `json:"resource"`
 	}
 	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/componentInProject", e.pid), fmt.Sprintf(`{"component_id":%d,"display_name":"Heating pump"}`, pump), &cip)
-	var pin int64
-	for _, p := range cip.Resource.Pins {
-		if p.AlphanumericID == "operating_message" {
-			pin = p.ID
-		}
-	}
+	pin := idByAlphanumeric(t, cip.Resource.Pins, "operating_message")
 	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/componentInProject/pin/datapoint", e.pid),
 		fmt.Sprintf(`{"componentinproject_id":%d,"pin_id":%d,"dataPointID":"pump.operating"}`, cip.Resource.ID, pin), nil)
-	var fns []struct {
-		ID             int64  `json:"id"`
-		AlphanumericID string `json:"alphanumeric_id"`
-	}
+	var fns []catalogEntry
 	e.api(t, "GET", "/v2/analytics/functions?component_alphanumeric_id=pump", "", &fns)
-	var fn int64
-	for _, f := range fns {
-		if f.AlphanumericID == "operating_cycle_analysis" {
-			fn = f.ID
-		}
-	}
+	fn := idByAlphanumeric(t, fns, "operating_cycle_analysis")
 	// The analytics page, reached by the project's page links.
 	e.goTo(t, pidHash(e.pid, ""))
 	b.Do(t, "analytics tab", chromedp.Click(chromedp.CSS(`#view-project .tabs a[href$="/analytics"]`)))
@@ -138,4 +114,24 @@ func uiAnalytics(t *testing.T, e *uiEnv) {
 	}
 	b.Screenshot(t, "ui-analysis-de")
 	e.setLang(t, "en")
+}
+
+// catalogEntry is an item of a catalog the API lists (components, their
+// pins, analysis functions): its id and alphanumeric id.
+type catalogEntry struct {
+	ID             int64  `json:"id"`
+	AlphanumericID string `json:"alphanumeric_id"`
+}
+
+// idByAlphanumeric is the id of the entry with the alphanumeric id; the
+// test stops when there is none.
+func idByAlphanumeric(t *testing.T, entries []catalogEntry, alphanumeric string) int64 {
+	t.Helper()
+	for _, e := range entries {
+		if e.AlphanumericID == alphanumeric {
+			return e.ID
+		}
+	}
+	t.Fatalf("no %q among %d entries", alphanumeric, len(entries))
+	return 0
 }

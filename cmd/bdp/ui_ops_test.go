@@ -312,22 +312,9 @@ func mapRoom(t *testing.T, srv *server, admin func(*http.Request), pid int64, dp
 			t.Fatalf("%s: %d %s", path, status, body)
 		}
 	}
-	type item struct {
-		ID             int64  `json:"id"`
-		AlphanumericID string `json:"alphanumeric_id"`
-	}
-	find := func(items []item, alnum string) int64 {
-		for _, it := range items {
-			if it.AlphanumericID == alnum {
-				return it.ID
-			}
-		}
-		t.Fatalf("no %s", alnum)
-		return 0
-	}
-	var comps, pins []item
+	var comps, pins []catalogEntry
 	get("/v2/components", &comps)
-	room := find(comps, "room")
+	room := idByAlphanumeric(t, comps, "room")
 	get(fmt.Sprintf("/v2/component/%d/pins", room), &pins)
 	var cip struct {
 		Resource struct{ ID int64 } `json:"resource"`
@@ -341,7 +328,7 @@ func mapRoom(t *testing.T, srv *server, admin func(*http.Request), pid int64, dp
 		days = append(days, fmt.Sprintf(`{"day":%q,"start":"00:00","end":"24:00","value":21.5}`, d))
 	}
 	for path, body := range map[string]string{
-		"pin/datapoint": fmt.Sprintf(`{"componentinproject_id":%d,"pin_id":%d,"dataPointID":%q}`, cip.Resource.ID, find(pins, "temperature_setpoint"), dp),
+		"pin/datapoint": fmt.Sprintf(`{"componentinproject_id":%d,"pin_id":%d,"dataPointID":%q}`, cip.Resource.ID, idByAlphanumeric(t, pins, "temperature_setpoint"), dp),
 		"attribute":     fmt.Sprintf(`{"componentinproject_id":%d,"key":"setpoint_schedule","value":[%s]}`, cip.Resource.ID, strings.Join(days, ",")),
 	} {
 		if status, b := srv.request("POST", fmt.Sprintf("/v2/project/%d/componentInProject/%s", pid, path), admin, body); status != 200 {
