@@ -118,7 +118,11 @@ func (m *Member) grant(ctx context.Context) clientv3.LeaseID {
 func (m *Member) watchLease(ctx context.Context) {
 	tick := time.NewTicker(leaseCheck)
 	defer tick.Stop()
-	present := time.Now() // when this member was last in its own view
+	// present is when this member was last in its own view; zero until
+	// its first topology holds it. A member still joining is not missing:
+	// on a loaded machine its first topology took longer than
+	// droppedAfter, and it dropped itself before it ever ran anything.
+	var present time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -129,10 +133,11 @@ func (m *Member) watchLease(ctx context.Context) {
 			present = time.Now()
 		}
 		since := time.Since(time.Unix(0, m.lease.renewed.Load()))
-		if since > droppedAfter || time.Since(present) > droppedAfter {
+		missing := !present.IsZero() && time.Since(present) > droppedAfter
+		if since > droppedAfter || missing {
 			m.lease.dropOnce.Do(func() {
 				m.log.Error("dropped from the cluster: cut off from etcd past this node's registration, or missing from the members since",
-					slog.Duration("since_renewal", since.Round(time.Millisecond)), slog.Duration("missing_for", time.Since(present).Round(time.Millisecond)))
+					slog.Duration("since_renewal", since.Round(time.Millisecond)), slog.Bool("missing_from_members", missing))
 				close(m.lease.dropped)
 			})
 		}

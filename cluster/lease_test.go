@@ -1,12 +1,17 @@
 package cluster
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/openbdp/bdp/cluster/etcdtest"
 	"github.com/openbdp/bdp/store/storetest"
@@ -174,4 +179,36 @@ func TestANodeCutOffFromEtcdStopsBeforeTheOthersTakeOver(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A member whose first topology is slow to arrive (a loaded machine) is
+// joining, not missing from the members: it is not dropped while its
+// lease is renewed, and it is once it was in its view and then is not.
+func TestAJoiningMemberIsNotDroppedBeforeItsFirstTopology(t *testing.T) {
+	etcd := etcdtest.Start(t)
+	self := &cluster.Member{Host: "127.0.0.1", Port: 1, Id: "self", Kinds: []string{placementKind}}
+	system := actor.NewActorSystem()
+	system.ProcessRegistry.Address = self.Address()
+	m := &Member{cfg: Config{Etcd: []string{etcd.Endpoint}}, system: system,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), owners: cluster.NewRendezvous(), changed: make(chan struct{}, 1)}
+	ctx, stop := context.WithCancel(context.Background())
+	if err := m.startLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(); m.loops.Wait() })
+
+	select {
+	case <-m.Dropped():
+		t.Fatal("dropped before its first topology arrived")
+	case <-time.After(droppedAfter + time.Second):
+	}
+
+	m.setTopology([]*cluster.Member{self})
+	time.Sleep(2 * leaseCheck)
+	m.setTopology(nil)
+	select {
+	case <-m.Dropped():
+	case <-time.After(droppedAfter + time.Second):
+		t.Fatal("not dropped although missing from its members past its registration")
+	}
 }
