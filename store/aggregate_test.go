@@ -71,3 +71,54 @@ func TestGoAggregatesEqualPostgreSQL(t *testing.T) {
 		}
 	}
 }
+
+// A mean over rows sums them in time order, as the sealed chunks' mean
+// does, whatever order they lie in on disk: a plan that scans the heap
+// (sequentially, by bitmap or in parallel) would sum in another order
+// and change the last bits. The rows are written newest first, so their
+// physical order is the reverse of time order.
+func TestMeanOverRowsSumsInTimeOrder(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 5))
+	_, ids := newTimeseriesProject(t, s, "mixed")
+	dp := ids["mixed"]
+	const n, batch = 6000, 100
+	rows := make([]Row, n)
+	for i := range rows {
+		rows[i] = Row{Datapoint: dp, Time: t0.Add(time.Duration(i) * time.Minute),
+			Value: (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(12)-6))}
+	}
+	for end := n; end > 0; end -= batch {
+		if err := s.WriteObservations(ctx, rows[end-batch:end]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `ANALYZE observations`); err != nil {
+		t.Fatal(err)
+	}
+	pts := make([]Point, n)
+	for i, r := range rows {
+		pts[i] = Point{Time: r.Time, Value: r.Value}
+	}
+	end := t0.Add(n * time.Minute)
+	for _, every := range []time.Duration{time.Hour, 24 * time.Hour} {
+		got, err := s.ReadSampled(ctx, dp, t0, end, every, SampleOrigin, Mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sampleFrom(func() (pointSource, error) { return slicePoints(pts), nil }, every, SampleOrigin, Mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("every %s: %d means, want %d", every, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("every %s: mean %d is %v (%x), summed in time order %v (%x)", every, i,
+					got[i].Value, math.Float64bits(got[i].Value), want[i].Value, math.Float64bits(want[i].Value))
+			}
+		}
+	}
+}

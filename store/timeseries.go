@@ -286,11 +286,7 @@ SELECT first_time, 0, data FROM c`
 // readSampledRange runs one sampled read (sampledSQL around aggSQL) of
 // [from, to).
 func (s *Store) readSampledRange(ctx context.Context, datapoint int64, aggSQL string, every time.Duration, from, to, origin time.Time, agg Aggregation, capHint int) ([]Point, error) {
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(sampledSQL, aggSQL), datapoint, every, from, to, origin)
-	if err != nil {
-		return nil, err
-	}
-	head, chunks, err := collectMerged(rows, capHint)
+	head, chunks, err := s.querySampled(ctx, agg, fmt.Sprintf(sampledSQL, aggSQL), capHint, datapoint, every, from, to, origin)
 	if err != nil || len(chunks) == 0 {
 		return head, err
 	}
@@ -307,6 +303,43 @@ func (s *Store) readSampledRange(ctx context.Context, datapoint int64, aggSQL st
 		}
 		return next, err
 	}, every, origin, agg)
+}
+
+// timeOrderedPlan makes PostgreSQL read a datapoint's rows in time order,
+// by its index, in one process: a float8 mean's last bits depend on the
+// order it sums in, and the sealed chunks' mean (aggregate.go) sums in
+// time order. A parallel plan adds up partial sums, and a sequential or
+// bitmap heap scan sums in the order the rows lie on disk, which late
+// writes and replays make differ from time order; the plan the planner
+// picks moves with its statistics, so the same rows' mean could change
+// from one read to the next. Only a mean needs it: every other aggregate
+// is exact in any order, and the wide mean sums exact numerics.
+const timeOrderedPlan = `SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off`
+
+// querySampled runs a sampled read's statement and collects its rows (the
+// aggregates, or the head's rows and the chunks); a mean's with
+// timeOrderedPlan, in a read-only transaction of its own.
+func (s *Store) querySampled(ctx context.Context, agg Aggregation, sql string, capHint int, args ...any) (head []Point, chunks [][]byte, err error) {
+	if agg != Mean {
+		rows, err := s.pool.Query(ctx, sql, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return collectMerged(rows, capHint)
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }() // read only: nothing to commit
+	if _, err := tx.Exec(ctx, timeOrderedPlan); err != nil {
+		return nil, nil, err
+	}
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return collectMerged(rows, capHint)
 }
 
 // isOutOfRange tells a float8 overflow in PostgreSQL (numeric value out of
