@@ -31,7 +31,10 @@ var migrations embed.FS
 
 // Store is the PostgreSQL-backed state of the platform.
 type Store struct {
-	pool   *pgxpool.Pool
+	pool *pgxpool.Pool
+	// means serves sampled means (querySampled): its connections read a
+	// datapoint's rows in time order (timeOrderedParams).
+	means  *pgxpool.Pool
 	parts  partitions
 	codecs codecPool // for sealed chunks (chunks.go)
 }
@@ -57,11 +60,25 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{pool: pool, parts: partitions{known: map[time.Time]bool{}}, codecs: newCodecPool(2 * runtime.NumCPU())}, nil
+	meansCfg := cfg.Copy()
+	for name, value := range timeOrderedParams() {
+		meansCfg.ConnConfig.RuntimeParams[name] = value
+	}
+	// Connections open as means are read: a node that serves none holds none.
+	meansCfg.MinConns, meansCfg.MaxConns = 0, int32(max(4, 2*runtime.NumCPU()))
+	means, err := pgxpool.NewWithConfig(ctx, meansCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{pool: pool, means: means, parts: partitions{known: map[time.Time]bool{}}, codecs: newCodecPool(2 * runtime.NumCPU())}, nil
 }
 
 // Close waits for queries in flight and closes every connection.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	s.means.Close()
+	s.pool.Close()
+}
 
 // Ping tells whether the database answers; /readyz uses it.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
