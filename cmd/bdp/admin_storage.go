@@ -37,13 +37,13 @@ func adminStorage(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	cfg, err := loadConfig(os.Getenv) // the seal grace, for seal and weeks_due
+	if err != nil {
+		return fmt.Errorf("bad configuration:\n%w", err)
+	}
 	return withAdminStore(ctx, func(st *store.Store, _ *auth.Hasher) error {
 		switch sub {
 		case "seal":
-			cfg, err := loadConfig(os.Getenv)
-			if err != nil {
-				return err
-			}
 			sc := sealer.Config{Duty: 1}
 			if cfg.Seal != nil {
 				sc.Grace = cfg.Seal.Grace
@@ -79,7 +79,7 @@ func adminStorage(ctx context.Context, args []string, out io.Writer) error {
 		report := storageReport(f)
 		// The sealer's progress: the closed weeks past the grace that the
 		// head still holds rows of.
-		if cfg, err := loadConfig(os.Getenv); err == nil && cfg.Seal != nil {
+		if cfg.Seal != nil {
 			due, err := st.SealableWeeks(ctx, time.Now().Add(-cfg.Seal.Grace))
 			if err != nil {
 				return err
