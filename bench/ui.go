@@ -33,8 +33,9 @@ const uiDatapoint = "room.temp"
 //
 //   - assets_kib: the bytes the browser transferred for the first load of
 //     /ui/ (every file below /ui/ but the Swagger UI's /ui/api/, with
-//     their headers) until the sign-in form shows; assets_gzip_kib the
-//     same files gzipped (what a compressing proxy would send);
+//     their headers) until the sign-in form shows, gzipped by bdp for
+//     the browser; assets_gzip_kib the same files' bodies gzipped here,
+//     headers not counted, as a check on it;
 //   - first_plot_ms: a month of minute data (43,200 observations) plotted:
 //     the median over Runs of the click on "Last month" (after "Last day")
 //     to the plot drawn (the page's data-state ready), as the browser

@@ -385,3 +385,69 @@ func TestFirstLoadWithinBudget(t *testing.T) {
 		t.Errorf("first load is %d KiB gzipped, over 500 KiB", packed/1024)
 	}
 }
+
+// Text assets go out gzipped to a browser that accepts gzip, with an ETag
+// of their own and Vary: Accept-Encoding; a client that does not accept
+// it, or refuses it with q=0, gets the file as it is; a file that would
+// not shrink is never gzipped.
+func TestServesGzipToClientsThatAcceptIt(t *testing.T) {
+	app := newTestApp(newSite(fakeDist(), fakeLib()))
+	_, plain := do(t, app, http.MethodGet, "/ui/js/plot.js", nil)
+	if len(plain) < 1000 {
+		t.Fatalf("js/plot.js is %d bytes: too small to show compression", len(plain))
+	}
+	cases := []struct {
+		acceptEncoding string
+		gzipped        bool
+	}{
+		{"gzip, deflate, br, zstd", true}, // Chromium's
+		{"br;q=1.0, gzip;q=0.5", true},
+		{"*", true},
+		{"", false},
+		{"identity", false},
+		{"gzip;q=0", false},
+		{"*, gzip;q=0", false},
+		{"deflate, br", false},
+	}
+	var gzipETag string
+	for _, tc := range cases {
+		resp, body := do(t, app, http.MethodGet, "/ui/js/plot.js", map[string]string{"Accept-Encoding": tc.acceptEncoding})
+		if got := resp.Header.Get("Vary"); !strings.Contains(got, "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: Vary %q, want Accept-Encoding", tc.acceptEncoding, got)
+		}
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+			t.Errorf("Accept-Encoding %q: gzipped %v, want %v", tc.acceptEncoding, got, tc.gzipped)
+			continue
+		}
+		if !tc.gzipped {
+			if body != plain {
+				t.Errorf("Accept-Encoding %q: body differs from the file", tc.acceptEncoding)
+			}
+			continue
+		}
+		zr, err := gzip.NewReader(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("Accept-Encoding %q: %v", tc.acceptEncoding, err)
+		}
+		unpacked, err := io.ReadAll(zr)
+		if err != nil || string(unpacked) != plain {
+			t.Errorf("Accept-Encoding %q: gunzipped body differs from the file (%v)", tc.acceptEncoding, err)
+		}
+		if len(body) >= len(plain) {
+			t.Errorf("gzipped %d bytes, the file %d", len(body), len(plain))
+		}
+		gzipETag = resp.Header.Get("ETag")
+	}
+	plainResp, _ := do(t, app, http.MethodGet, "/ui/js/plot.js", nil)
+	if gzipETag == "" || gzipETag == plainResp.Header.Get("ETag") {
+		t.Errorf("gzipped ETag %q, the file's %q: want two different", gzipETag, plainResp.Header.Get("ETag"))
+	}
+	resp, _ := do(t, app, http.MethodGet, "/ui/js/plot.js", map[string]string{"Accept-Encoding": "gzip", "If-None-Match": gzipETag})
+	if resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match with the gzipped ETag: status %d, want 304", resp.StatusCode)
+	}
+	resp, _ = do(t, app, http.MethodGet, "/ui/api/swagger-ui.css", map[string]string{"Accept-Encoding": "gzip"})
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("a 13-byte file was sent %s-encoded: gzip would make it larger", resp.Header.Get("Content-Encoding"))
+	}
+}
