@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,10 +120,11 @@ func (e *uiEnv) signInAs(t *testing.T, email, password string) {
 	e.b.WaitJS(t, "signed in as "+email, `!document.getElementById("view-projects").hidden`, 10*time.Second)
 }
 
-// uiReadOnly signs in as a user whose project role grants the project's
-// GET endpoints and reads every datapoint: the plot, analytics and files
-// pages show what there is, without one action the API would refuse.
-func uiReadOnly(t *testing.T, e *uiEnv) {
+// addUserWithRole makes a user of the company (user, the POST body) with
+// a role of its own in the project: the endpoints of GET /v2/meta/endpoints
+// that grant picks, and the TagAuths authedTags (JSON).
+func (e *uiEnv) addUserWithRole(t *testing.T, user, roleName string, grant func(method, path, tag string) bool, authedTags string) {
+	t.Helper()
 	var eps []struct {
 		ID     int32  `json:"id"`
 		Method string `json:"request_method"`
@@ -132,19 +134,28 @@ func uiReadOnly(t *testing.T, e *uiEnv) {
 	e.api(t, "GET", "/v2/meta/endpoints", "", &eps)
 	var ids []string
 	for _, ep := range eps {
-		if ep.Tag == "project" && ep.Method == "GET" {
+		if grant(ep.Method, ep.Path, ep.Tag) {
 			ids = append(ids, fmt.Sprint(ep.ID))
 		}
 	}
-	var user, role struct {
+	var created, role struct {
 		Resource struct {
 			ID int64 `json:"id"`
 		} `json:"resource"`
 	}
-	e.api(t, "POST", "/v2/company/user", `{"firstName":"Cy","lastName":"Viewer","email":"cy@acme.test","password":"cy-password-123"}`, &user)
-	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role", e.pid), `{"name":"viewer","authed_endpoints":[`+strings.Join(ids, ",")+
-		`],"authed_tags":[{"key":"name","value":"*","read":true,"write":false}]}`, &role)
-	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", e.pid, role.Resource.ID, user.Resource.ID), "", nil)
+	e.api(t, "POST", "/v2/company/user", user, &created)
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role", e.pid), `{"name":`+strconv.Quote(roleName)+`,"authed_endpoints":[`+
+		strings.Join(ids, ",")+`],"authed_tags":`+authedTags+`}`, &role)
+	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", e.pid, role.Resource.ID, created.Resource.ID), "", nil)
+}
+
+// uiReadOnly signs in as a user whose project role grants the project's
+// GET endpoints and reads every datapoint: the plot, analytics and files
+// pages show what there is, without one action the API would refuse.
+func uiReadOnly(t *testing.T, e *uiEnv) {
+	e.addUserWithRole(t, `{"firstName":"Cy","lastName":"Viewer","email":"cy@acme.test","password":"cy-password-123"}`, "viewer",
+		func(method, path, tag string) bool { return tag == "project" && method == "GET" },
+		`[{"key":"name","value":"*","read":true,"write":false}]`)
 	e.signInAs(t, "cy@acme.test", "cy-password-123")
 	defer e.signInAs(t, "ada@acme.test", "ada-password-1")
 

@@ -99,32 +99,11 @@ func uiViews(t *testing.T, e *uiEnv) {
 // what that user may read, and says someone else saved it.
 func uiSharedView(t *testing.T, e *uiEnv, link string) {
 	b := e.b
-	var eps []struct {
-		ID   int32  `json:"id"`
-		Tag  string `json:"tag"`
-		Path string `json:"path"`
-	}
-	e.api(t, "GET", "/v2/meta/endpoints", "", &eps)
-	var ids []string
-	for _, ep := range eps {
-		if ep.Tag == "project" && (strings.HasPrefix(ep.Path, "/v2/project/{project_id}") || ep.Path == "/v2/datapoint/timeseries") {
-			ids = append(ids, fmt.Sprint(ep.ID))
-		}
-	}
-	var user struct {
-		Resource struct {
-			ID int64 `json:"id"`
-		} `json:"resource"`
-	}
-	e.api(t, "POST", "/v2/company/user", `{"firstName":"Bo","lastName":"Reader","email":"bo@acme.test","password":"bo-password-12"}`, &user)
-	var role struct {
-		Resource struct {
-			ID int64 `json:"id"`
-		} `json:"resource"`
-	}
-	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role", e.pid), `{"name":"reader","authed_endpoints":[`+strings.Join(ids, ",")+
-		`],"authed_tags":[{"key":"name","value":"boiler.supply_temp","read":true,"write":false}]}`, &role)
-	e.api(t, "POST", fmt.Sprintf("/v2/project/%d/role/%d/user/%d", e.pid, role.Resource.ID, user.Resource.ID), "", nil)
+	e.addUserWithRole(t, `{"firstName":"Bo","lastName":"Reader","email":"bo@acme.test","password":"bo-password-12"}`, "reader",
+		func(_, path, tag string) bool {
+			return tag == "project" && (strings.HasPrefix(path, "/v2/project/{project_id}") || path == "/v2/datapoint/timeseries")
+		},
+		`[{"key":"name","value":"boiler.supply_temp","read":true,"write":false}]`)
 
 	e.signInAs(t, "bo@acme.test", "bo-password-12")
 	b.Do(t, "open the shared link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
