@@ -97,9 +97,10 @@ type asset struct {
 	cacheControl string
 	etag         string
 	csp          string
-	// gzipped is the body gzipped, made at its first request for it; nil
-	// for files that do not shrink (images). Text shrinks to a third:
-	// the first load of /ui/ is 88 KiB instead of 257.
+	// gzipped is the body gzipped, made at the first request that takes
+	// it, and nil when gzip would not shrink it; the func itself is nil
+	// for content types not worth it (images). Text shrinks to a third:
+	// the first load of /ui/ is 98 KiB instead of 257.
 	gzipped func() *encoded
 }
 
@@ -319,9 +320,11 @@ func (s *site) handle(c *fiber.Ctx) error {
 	body, etag := a.body, a.etag
 	if a.gzipped != nil {
 		c.Vary(fiber.HeaderAcceptEncoding)
-		if gz := a.gzipped(); gz != nil && acceptsGzip(c.Get(fiber.HeaderAcceptEncoding)) {
-			body, etag = gz.body, gz.etag
-			c.Set(fiber.HeaderContentEncoding, "gzip")
+		if acceptsGzip(c.Get(fiber.HeaderAcceptEncoding)) {
+			if gz := a.gzipped(); gz != nil {
+				body, etag = gz.body, gz.etag
+				c.Set(fiber.HeaderContentEncoding, "gzip")
+			}
 		}
 	}
 	c.Set(fiber.HeaderContentType, a.contentType)
