@@ -64,8 +64,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	for name, value := range timeOrderedParams() {
 		meansCfg.ConnConfig.RuntimeParams[name] = value
 	}
-	// Connections open as means are read: a node that serves none holds none.
-	meansCfg.MinConns, meansCfg.MaxConns = 0, int32(max(4, 2*runtime.NumCPU()))
+	// As many at once as the main pool, where means were read before;
+	// connections open as means are read: a node that serves none holds
+	// none.
+	meansCfg.MinConns = 0
 	means, err := pgxpool.NewWithConfig(ctx, meansCfg)
 	if err != nil {
 		pool.Close()
