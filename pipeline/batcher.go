@@ -54,6 +54,15 @@ func (c *BatcherConfig) fill() error {
 // relay, publishes it before answering, relay.go). One goroutine
 // collects while another writes, so collecting goes on during a write;
 // when writes fall behind, the queue fills and Write blocks.
+//
+// It does so in two lanes, each with its own queue, collector and writer:
+// one for the observations that come in, one for virtual datapoints'
+// outputs (SourceVDP). An output is caused by an input already stored
+// and routed; in one lane it waited behind the next inputs' transaction,
+// and at 100,000 inputs a second a node's one writer could not keep up
+// with both (issue 18: COPY alone took most of a core). Two lanes commit
+// on two connections at once. Order is kept within a lane, which is what
+// Enqueue promises: one caller writes from one source.
 type Batcher struct {
 	cfg     BatcherConfig
 	store   ObservationStore
@@ -61,30 +70,53 @@ type Batcher struct {
 	relay   Relay // nil on a single node
 	metrics *pipelineMetrics
 
-	in      chan *writeRequest
-	batches chan []*writeRequest
+	inputs  *writer // every source but SourceVDP
+	outputs *writer // SourceVDP
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
 	mu      sync.RWMutex
 	stopped bool
 
-	// ids caches datapoint row ids. The writer goroutine reads it, under
-	// one lock per pass over a batch; ForgetProject deletes from it. A
+	// ids caches datapoint row ids. The lanes' writer goroutines read it,
+	// under one read lock per pass over a batch; resolve adds to it and
+	// ForgetProject deletes from it. A
 	// plain map, not a sync.Map: the two lookups per observation of a
 	// sync.Map, hashing an interface, were a fifth of the CPU of the
 	// 10,000-datapoint benchmark.
-	idsMu sync.Mutex
+	idsMu sync.RWMutex
 	ids   map[dpKey]int64
 
-	rowBuf []store.Row // the writer goroutine's, reused by every flush
-	keyBuf []rowKey    // likewise
-	// relayRuns is relayBatches' working memory, the writer goroutine's.
-	relayRuns []routeRun
 	// published carries committed batches to the relay's publisher
-	// (relay mode): the writer goes on with the next transaction while
-	// the previous batch is published (relay.go).
+	// (relay mode): the writers go on with their next transaction while
+	// a previous batch is published (relay.go).
 	published chan publication
+}
+
+// writer is one lane of the batcher: its queue, the batches its collector
+// formed, and its writer goroutine's working memory, reused by every
+// flush.
+type writer struct {
+	b       *Batcher
+	in      chan *writeRequest
+	batches chan []*writeRequest
+
+	rowBuf       []store.Row
+	keyBuf       []rowKey
+	relayScratch runScratch // relayBatches'
+	routeScratch runScratch // the router's, for this lane's deliveries
+}
+
+func newWriter(b *Batcher) *writer {
+	return &writer{b: b, in: make(chan *writeRequest, b.cfg.QueueDepth), batches: make(chan []*writeRequest, 1)}
+}
+
+// lane is the writer of a source's requests.
+func (b *Batcher) lane(src Source) *writer {
+	if src == SourceVDP {
+		return b.outputs
+	}
+	return b.inputs
 }
 
 type writeRequest struct {
@@ -105,9 +137,10 @@ func NewBatcher(cfg BatcherConfig, st ObservationStore, router *Router, reg prom
 	if err != nil {
 		return nil, err
 	}
-	return &Batcher{cfg: cfg, store: st, router: router, relay: cfg.Relay, metrics: m, ids: map[dpKey]int64{},
-		in: make(chan *writeRequest, cfg.QueueDepth), batches: make(chan []*writeRequest, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), published: make(chan publication, publishQueue)}, nil
+	b := &Batcher{cfg: cfg, store: st, router: router, relay: cfg.Relay, metrics: m, ids: map[dpKey]int64{},
+		stop: make(chan struct{}), done: make(chan struct{}), published: make(chan publication, publishQueue)}
+	b.inputs, b.outputs = newWriter(b), newWriter(b)
+	return b, nil
 }
 
 var _ Sink = (*Batcher)(nil)
@@ -152,7 +185,7 @@ func (b *Batcher) Enqueue(ctx context.Context, src Source, obs []Observation) (<
 		return nil, ErrStopped
 	}
 	select {
-	case b.in <- req:
+	case b.lane(src).in <- req:
 		b.mu.RUnlock()
 	case <-ctx.Done():
 		b.mu.RUnlock()
@@ -176,21 +209,27 @@ func (b *Batcher) Run() {
 	} else {
 		close(publisherDone)
 	}
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		for batch := range b.batches {
-			ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-			b.flush(ctx, batch)
-			cancel()
-		}
-		if b.relay != nil {
-			close(b.published)
-		}
-	}()
-	b.collect()
-	close(b.batches)
-	<-writerDone
+	var lanes sync.WaitGroup
+	for _, w := range []*writer{b.inputs, b.outputs} {
+		lanes.Go(func() {
+			writerDone := make(chan struct{})
+			go func() {
+				defer close(writerDone)
+				for batch := range w.batches {
+					ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+					w.flush(ctx, batch)
+					cancel()
+				}
+			}()
+			w.collect()
+			close(w.batches)
+			<-writerDone
+		})
+	}
+	lanes.Wait()
+	if b.relay != nil {
+		close(b.published)
+	}
 	<-publisherDone
 	close(b.done)
 }
@@ -210,16 +249,17 @@ func (b *Batcher) Stop() {
 // collect forms batches: it waits for a first request, then takes more
 // until MaxBatch observations or MaxWait have passed. A request is never
 // split, so each one commits or fails as a whole.
-func (b *Batcher) collect() {
+func (w *writer) collect() {
+	b := w.b
 	var held *writeRequest
 	for {
 		first := held
 		held = nil
 		if first == nil {
 			select {
-			case first = <-b.in:
+			case first = <-w.in:
 			case <-b.stop:
-				b.drain()
+				w.drain()
 				return
 			}
 		}
@@ -228,7 +268,7 @@ func (b *Batcher) collect() {
 	gather:
 		for n < b.cfg.MaxBatch {
 			select {
-			case r := <-b.in:
+			case r := <-w.in:
 				if n+len(r.obs) > b.cfg.MaxBatch {
 					held = r
 					break gather
@@ -239,17 +279,17 @@ func (b *Batcher) collect() {
 			}
 		}
 		deadline.Stop()
-		b.batches <- batch
+		w.batches <- batch
 	}
 }
 
 // drain sends what is queued when Stop comes, so no accepted request is
 // left without an answer.
-func (b *Batcher) drain() {
+func (w *writer) drain() {
 	for {
 		select {
-		case r := <-b.in:
-			b.batches <- []*writeRequest{r}
+		case r := <-w.in:
+			w.batches <- []*writeRequest{r}
 		default:
 			return
 		}

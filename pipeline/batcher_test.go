@@ -324,3 +324,57 @@ func TestBackpressureAndStop(t *testing.T) {
 		t.Fatalf("write after Stop: %v", err)
 	}
 }
+
+// heldStore holds its first write until released, and tells when that
+// write has begun: a transaction of inputs that takes long.
+type heldStore struct {
+	*store.Store
+	once    sync.Once
+	begun   chan struct{}
+	release chan struct{}
+}
+
+func (s *heldStore) WriteObservations(ctx context.Context, rows []store.Row) error {
+	first := false
+	s.once.Do(func() { first = true })
+	if first {
+		close(s.begun)
+		<-s.release
+	}
+	return s.Store.WriteObservations(ctx, rows)
+}
+
+// Virtual datapoints' outputs have a lane of their own: they commit while
+// a transaction of inputs is still under way, instead of waiting behind
+// it (issue 18).
+func TestOutputsCommitBesideAnInputTransaction(t *testing.T) {
+	db := newTestDB(t)
+	held := &heldStore{Store: db.store, begun: make(chan struct{}), release: make(chan struct{})}
+	b := startBatcher(t, BatcherConfig{}, held, NewRouter())
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(held.release) }) }
+	t.Cleanup(release) // before the batcher's Stop, which waits for the held write
+	inputDone := make(chan error, 1)
+	go func() { inputDone <- b.Write(context.Background(), SourceHTTP, series(db.projectID, "input", 5, t0)) }()
+	<-held.begun
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.Write(ctx, SourceVDP, series(db.projectID, "output", 3, t0)); err != nil {
+		t.Fatalf("an output waited for the inputs' transaction: %v", err)
+	}
+	if n := db.scalar(t, `SELECT count(*) FROM observations`); n != 3 {
+		t.Fatalf("%v observations stored while the inputs' transaction is held, want the 3 outputs", n)
+	}
+	// The inputs' lane still keeps its writers' order behind the held one.
+	release()
+	if err := <-inputDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(context.Background(), SourceHTTP, series(db.projectID, "input", 5, t0.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.scalar(t, `SELECT count(*) FROM observations`); n != 13 {
+		t.Fatalf("%v observations stored, want 13", n)
+	}
+}

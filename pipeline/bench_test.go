@@ -61,7 +61,7 @@ func BenchmarkRoute(b *testing.B) {
 	for d := 0; d < dps; d += 2 {
 		r.Attach(1, fmt.Sprintf("dp%d", d), &sink)
 	}
-	bt := &Batcher{ids: map[dpKey]int64{}}
+	bt := keysOnlyBatcher()
 	obs := make([]Observation, 0, dps*per)
 	for i := 0; i < per; i++ {
 		for d := 0; d < dps; d++ {
@@ -72,10 +72,10 @@ func BenchmarkRoute(b *testing.B) {
 		bt.ids[dpKey{1, fmt.Sprintf("dp%d", d)}] = int64(dps - d)
 	}
 	batch := []*writeRequest{{obs: obs}}
-	keys := bt.sortKeys(batch)
+	keys := bt.inputs.sortKeys(batch)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.route(batch, keys)
+		r.route(batch, keys, &runScratch{})
 	}
 }
 

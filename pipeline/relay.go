@@ -74,13 +74,21 @@ func (b *Batcher) publishAll() {
 // actor reads two projects). keys are the batch's sorted keys (sortKeys).
 // The projects come in the order of their first run. It allocates per
 // batch, not per run.
-func (b *Batcher) relayBatches(batch []*writeRequest, keys []rowKey) []relay.Batch {
-	runs := b.relayRuns[:0]
+func (w *writer) relayBatches(batch []*writeRequest, keys []rowKey) []relay.Batch {
+	s := &w.relayScratch
+	unordered := s.runs[:0]
 	eachRun(keys, func(lo, hi int, first arrival) {
-		runs = append(runs, routeRun{lo: lo, hi: hi, first: first})
+		unordered = append(unordered, routeRun{lo: lo, hi: hi, first: first})
 	})
-	sortByArrival(runs)
-	b.relayRuns = runs
+	s.runs = unordered
+	order := s.arrivalOrder(batch, len(keys))
+	runs := func(yield func(routeRun) bool) {
+		for _, ri := range order {
+			if !yield(unordered[ri]) {
+				return
+			}
+		}
+	}
 	obs := func(run routeRun) *Observation { k := keys[run.lo]; return &batch[k.req].obs[k.i] }
 
 	// Which batch each run goes to: mostly there is one project, and a
@@ -109,19 +117,19 @@ func (b *Batcher) relayBatches(batch []*writeRequest, keys []rowKey) []relay.Bat
 		return i
 	}
 	counts := make([]int, 0, 1)
-	for _, run := range runs {
+	for run := range runs {
 		if i := index(obs(run).ProjectID); i == len(counts) {
 			counts = append(counts, 1)
 		} else {
 			counts[i]++
 		}
 	}
-	all := make([]relay.Run, len(runs))
+	all := make([]relay.Run, len(order))
 	for i, n := range counts {
 		out[i].Runs, all = all[:0:n], all[n:]
 	}
 	times, values := make([]int64, len(keys)), make([]float64, len(keys))
-	for _, run := range runs {
+	for run := range runs {
 		n := run.hi - run.lo
 		t, v := times[:n:n], values[:n:n]
 		times, values = times[n:], values[n:]
@@ -132,7 +140,6 @@ func (b *Batcher) relayBatches(batch []*writeRequest, keys []rowKey) []relay.Bat
 		i := index(o.ProjectID)
 		out[i].Runs = append(out[i].Runs, relay.Run{DataPointID: o.DataPointID, Times: t, Values: v})
 	}
-	clear(runs)
 	return out
 }
 

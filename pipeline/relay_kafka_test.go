@@ -171,7 +171,7 @@ func TestRelayReachesEveryNode(t *testing.T) {
 			t.Fatalf("%s: Write returned with %d messages in the topic, want %d (one per project of every batch so far)", w.name, got, messages)
 		}
 		batch, keys, _ := committed(nil, w.obs)
-		local.route(batch, keys)
+		local.route(batch, keys, &runScratch{})
 	}
 	// The last write reaches both projects' partitions: once it is
 	// delivered, a duplicate of anything before it would be too.

@@ -17,7 +17,7 @@ import (
 // order is never arrival order. The parts are copied: sortKeys truncates
 // their times.
 func committed(forgotten []string, parts ...[]Observation) ([]*writeRequest, []rowKey, *Batcher) {
-	b := &Batcher{ids: map[dpKey]int64{}}
+	b := keysOnlyBatcher()
 	batch := make([]*writeRequest, len(parts))
 	for i, p := range parts {
 		batch[i] = &writeRequest{obs: slices.Clone(p)}
@@ -27,7 +27,7 @@ func committed(forgotten []string, parts ...[]Observation) ([]*writeRequest, []r
 			}
 		}
 	}
-	return batch, b.sortKeys(batch), b
+	return batch, b.inputs.sortKeys(batch), b
 }
 
 // deliveries renders what collectors got, one line per delivery.
@@ -90,10 +90,10 @@ func TestRelayDeliversWhatRouteDelivers(t *testing.T) {
 				relayed.Subscribe(s.project, s.dp, got[s.c])
 			}
 			batch, keys, _ := committed(c.forgotten, c.parts...)
-			routed.route(batch, keys)
+			routed.route(batch, keys, &runScratch{})
 
 			batch, keys, b := committed(c.forgotten, c.parts...)
-			for _, rb := range b.relayBatches(batch, keys) {
+			for _, rb := range b.inputs.relayBatches(batch, keys) {
 				data, err := relay.Marshal(rb)
 				if err != nil {
 					t.Fatal(err)
@@ -123,7 +123,7 @@ func TestRelayBatchesPerProject(t *testing.T) {
 		[]Observation{at(3, "p", 5), at(1, "q", 1), at(3, "p", 1)},
 		[]Observation{at(2, "r", 1), at(1, "s", 1), at(1, "q", 0)})
 	var got []string
-	for _, rb := range b.relayBatches(batch, keys) {
+	for _, rb := range b.inputs.relayBatches(batch, keys) {
 		for _, r := range rb.Runs {
 			got = append(got, fmt.Sprintf("%d/%s%v", rb.ProjectID, r.DataPointID, r.Values))
 		}

@@ -26,7 +26,7 @@ func (c *collector) Deliver(obs []Observation) {
 // every datapoint. The row ids fall as datapoints first arrive, so that
 // row-id order is never arrival order.
 func route(r *Router, parts ...[]Observation) {
-	b := &Batcher{ids: map[dpKey]int64{}}
+	b := keysOnlyBatcher()
 	batch := make([]*writeRequest, len(parts))
 	for i, p := range parts {
 		batch[i] = &writeRequest{obs: p}
@@ -36,7 +36,7 @@ func route(r *Router, parts ...[]Observation) {
 			}
 		}
 	}
-	r.route(batch, b.sortKeys(batch))
+	r.route(batch, b.inputs.sortKeys(batch), &runScratch{})
 }
 
 // One subscriber of several datapoints (an actor reading several
@@ -305,4 +305,12 @@ func TestRouterDetachEndsOneAttachment(t *testing.T) {
 	if n := r.n.Load(); n != 0 {
 		t.Errorf("%d subscriptions counted after every one ended, want 0", n)
 	}
+}
+
+// keysOnlyBatcher is a batcher that only has its ids cache and an inputs
+// lane to sort keys with: what route and the relay take, without a store.
+func keysOnlyBatcher() *Batcher {
+	b := &Batcher{ids: map[dpKey]int64{}}
+	b.inputs = &writer{b: b}
+	return b
 }
