@@ -142,8 +142,9 @@ func New(cfg EngineConfig) (*Engine, error) {
 		outputs: make(chan pipeline.Observation, outputQueue), writerDone: make(chan struct{}), giveUp: make(chan struct{})}
 	e.clock = newTickClock(cfg.Clock, func(pid *actor.PID, t *tick) { system.Root.Send(pid, t) }, e.waitUntilKeepingUp, tickRate(cfg.TickRate))
 	go e.writeOutputs()
-	sup := &supervisor{engine: e, props: actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
-		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(newLeanMailbox))}
+	sup := &supervisor{engine: e}
+	sup.props = actor.PropsFromProducer(func() actor.Actor { return &vdpActor{engine: e} },
+		actor.WithDispatcher(e.dispatcher), actor.WithMailbox(sup.newMailbox))
 	props := actor.PropsFromProducer(func() actor.Actor { return sup },
 		actor.WithSupervisor(HealthStrategy{GiveUp: e.unhealthy}))
 	e.supervisor = e.system.Root.Spawn(props)
@@ -403,6 +404,9 @@ type registration struct {
 	// running datapoint an allocation of its own (16 bytes net).
 	def         Definition
 	initialized bool // the actor has taken its initialize message
+	// mailbox is the actor's, which its router subscriber posts to
+	// (mailboxSubscriber).
+	mailbox *leanMailbox
 	// cursor is where its live calculation began in event time (see
 	// vdpActor.start): a restart after a panic catches up from it when no
 	// later output is stored.
@@ -419,7 +423,7 @@ type registration struct {
 // register notes what a spawned actor runs, before the actor can fail,
 // and returns the registry's copy of its definition, for the actor; false
 // when its Start has given up meanwhile.
-func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) (*Definition, bool) {
+func (e *Engine) register(pid *actor.PID, mailbox *leanMailbox, def *Definition, cursor time.Time) (*Definition, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := def.key()
@@ -429,7 +433,7 @@ func (e *Engine) register(pid *actor.PID, def *Definition, cursor time.Time) (*D
 	}
 	running.pid = pid
 	e.running[k] = running
-	r := &registration{def: *def, cursor: cursor}
+	r := &registration{def: *def, cursor: cursor, mailbox: mailbox}
 	e.actors[pid.Id] = r
 	return &r.def, true
 }
@@ -487,6 +491,17 @@ func (e *Engine) definitionOf(pid *actor.PID) (*Definition, bool) {
 		return nil, false
 	}
 	return &r.def, true
+}
+
+// mailboxOf is an actor's mailbox, for its subscriber to post to; nil
+// once it is being stopped.
+func (e *Engine) mailboxOf(pid *actor.PID) *leanMailbox {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.actors[pid.Id]; ok {
+		return r.mailbox
+	}
+	return nil
 }
 
 // restartOf is the definition and cursor of an actor being restarted;

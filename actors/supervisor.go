@@ -17,6 +17,16 @@ type supervisor struct {
 	// each running datapoint about 250 bytes. An actor gets its definition
 	// in its first message instead, and after a restart from the engine.
 	props *actor.Props
+	// spawned is the mailbox of the actor spawned last: props' mailbox
+	// producer (newMailbox) makes it during Spawn, which runs on the
+	// supervisor's goroutine, and Receive hands it to the registration.
+	spawned *leanMailbox
+}
+
+// newMailbox is the actors' mailbox producer.
+func (s *supervisor) newMailbox() actor.Mailbox {
+	s.spawned = &leanMailbox{}
+	return s.spawned
 }
 
 // spawnRequest asks the supervisor for a virtual datapoint's actor. It is
@@ -42,9 +52,11 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *spawnRequest:
 		pid := ctx.Spawn(s.props)
+		mailbox := s.spawned
+		s.spawned = nil
 		// Registered before the actor can fail, so a restart finds it and
 		// a Start that gives up forgets it.
-		def, ok := s.engine.register(pid, m.def, m.cursor)
+		def, ok := s.engine.register(pid, mailbox, m.def, m.cursor)
 		if !ok { // its Start gave up before the spawn
 			ctx.Stop(pid)
 			s.engine.answerStart(m.request, startResult{err: context.Canceled})
