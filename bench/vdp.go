@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
+	"github.com/openbdp/bdp/node"
 	"github.com/openbdp/bdp/pipeline"
 )
 
@@ -56,9 +60,12 @@ type VDPOptions struct {
 	// the way to measure a change to timed triggers in minutes.
 	OnlyBurst bool
 
-	Progress    io.Writer // progress lines; nil for none
-	CPUProfile  io.Writer // if set, a CPU profile of the feed and drain
-	HeapProfile io.Writer // if set, a heap profile taken when heap_bytes_per_vdp is measured
+	Progress   io.Writer // progress lines; nil for none
+	CPUProfile io.Writer // if set, a CPU profile of the feed and drain
+	// RestartCPUProfile, if set, gets a CPU profile of the mix's restart,
+	// from the new engine's making until every datapoint is Running.
+	RestartCPUProfile io.Writer
+	HeapProfile       io.Writer // if set, a heap profile taken when heap_bytes_per_vdp is measured
 	// FeedHeapProfile, if set, gets a heap profile at the end of the
 	// feed: its alloc_space minus HeapProfile's (pprof -base) is what the
 	// feed allocated, which is what keeps the garbage collector busy.
@@ -139,8 +146,19 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		return nil, err
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
+	// The engine runs at bdp serve's GOGC, and as bdp serve does, a GOGC
+	// in the environment rules instead.
+	gogc := os.Getenv("GOGC")
+	if gogc == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(node.GCPercent))
+		gogc = strconv.Itoa(node.GCPercent)
+	}
 	if opts.mixOn() {
-		return vdpMix(ctx, opts, progress)
+		res, err := vdpMix(ctx, opts, progress)
+		if res != nil {
+			res["gogc"] = gogc
+		}
+		return res, err
 	}
 
 	rig, err := newVDPRig(ctx, opts, progress)
@@ -275,6 +293,7 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		// the figures.
 		"loadavg_at_start": load,
 		"cpus":             runtime.NumCPU(),
+		"gogc":             gogc,
 		"backlog_at_end":   int64(backlog), "drain_ms": round(drainMS), "drained": drained,
 	}
 	if flushes > 0 {

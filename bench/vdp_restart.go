@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
@@ -27,6 +28,12 @@ func restartMix(ctx context.Context, rig *vdpRig, old *actors.Engine, opts VDPOp
 	case <-time.After(opts.Down):
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
+	}
+	if opts.RestartCPUProfile != nil {
+		if err := pprof.StartCPUProfile(opts.RestartCPUProfile); err != nil {
+			return nil, 0, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	began := time.Now()
 	engine, err := rig.newEngine(rig.history())

@@ -42,6 +42,7 @@ func runVDP(ctx context.Context, args []string) (_ map[string]any, err error) {
 	fs.IntVar(&o.TickRate, "tick-rate", actors.DefaultTickRate, "timed-trigger ticks a second at most at one boundary (bdp serve's BDP_TICK_RATE)")
 	burst := fs.String("burst", "on", "mix: on, off or only: the minute burst (every_minute datapoints through two minute boundaries, about 3 minutes) after the mix, not at all, or alone")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of the feed and drain to this file")
+	restartCPU := fs.String("restart-cpuprofile", "", "mix: write a CPU profile of the restart, from the new engine until all are Running, to this file")
 	mem := fs.String("memprofile", "", "write a heap profile, taken once all datapoints run, to this file, and one at the end of the feed to FILE.feed")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func runVDP(ctx context.Context, args []string) (_ map[string]any, err error) {
 	for _, p := range []struct {
 		path string
 		dst  *io.Writer
-	}{{*cpu, &o.CPUProfile}, {*mem, &o.HeapProfile}, {feedProfile(*mem), &o.FeedHeapProfile}} {
+	}{{*cpu, &o.CPUProfile}, {*restartCPU, &o.RestartCPUProfile}, {*mem, &o.HeapProfile}, {feedProfile(*mem), &o.FeedHeapProfile}} {
 		if p.path == "" {
 			continue
 		}

@@ -31,15 +31,6 @@ import (
 	"github.com/openbdp/bdp/store/sealer"
 )
 
-// serveGCPercent is bdp serve's GOGC unless the environment sets one. Live
-// MQTT delivery makes garbage at every message, and at Go's default of 100
-// the collector's share of a busy node's CPU stretched live out's latency
-// tail: with 10 QoS 1 subscribers under 20,000 observations/s, p99 15.1 and
-// 11.2 ms at 200 against 24.6 and 17.6 ms at 100, run alternately (bdp-bench
-// mqtt -parts live -raw-subscribers). The price is a heap allowed to grow
-// to three times its live size between collections instead of two.
-const serveGCPercent = 200
-
 // runServe runs the platform until ctx ends (SIGINT or SIGTERM) or the
 // HTTP server fails. It reads in three steps: start the parts, each
 // recorded with its stop (node.Parts); run, an oklog/run group
@@ -53,7 +44,7 @@ func runServe(ctx context.Context) error {
 	}
 	log := newLogger(cfg.LogLevel)
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+		debug.SetGCPercent(node.GCPercent)
 	}
 	st, closeDB, err := openDatabase(ctx, cfg, log)
 	if err != nil {
