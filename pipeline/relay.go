@@ -158,8 +158,8 @@ func (r *Router) DeliverRelayed(b relay.Batch) {
 	runs, total := r.runs[:0], 0 // lo is the index of the run in b
 	r.mu.RLock()
 	for i, run := range b.Runs {
-		if subs := r.subs[dpKey{b.ProjectID, run.DataPointID}]; len(subs) > 0 {
-			runs = append(runs, routeRun{subs: subs, lo: i})
+		if e := r.subs[dpKey{b.ProjectID, run.DataPointID}]; e != nil && len(e.list) > 0 {
+			runs = append(runs, routeRun{subs: e.list, lo: i})
 			total += len(run.Times)
 		}
 	}

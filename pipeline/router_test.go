@@ -26,17 +26,66 @@ func (c *collector) Deliver(obs []Observation) {
 // every datapoint. The row ids fall as datapoints first arrive, so that
 // row-id order is never arrival order.
 func route(r *Router, parts ...[]Observation) {
-	b := keysOnlyBatcher()
+	(&lane{r: r, b: keysOnlyBatcher()}).route(parts...)
+}
+
+// lane routes batch after batch as one lane of a batcher does: the same
+// row ids, the same working memory (its row cache) for every batch.
+type lane struct {
+	r *Router
+	b *Batcher
+	s runScratch
+}
+
+func (l *lane) route(parts ...[]Observation) {
 	batch := make([]*writeRequest, len(parts))
 	for i, p := range parts {
 		batch[i] = &writeRequest{obs: p}
 		for _, o := range p {
-			if k := (dpKey{o.ProjectID, o.DataPointID}); b.ids[k] == 0 {
-				b.ids[k] = 1_000_000 - int64(len(b.ids))
+			if k := (dpKey{o.ProjectID, o.DataPointID}); l.b.ids[k] == 0 {
+				l.b.ids[k] = 1_000_000 - int64(len(l.b.ids))
 			}
 		}
 	}
-	r.route(batch, b.inputs.sortKeys(batch), &runScratch{})
+	l.r.route(batch, l.b.inputs.sortKeys(batch), &l.s)
+}
+
+// A lane's row cache follows subscriptions made and ended between its
+// batches: a datapoint routed while nobody listened, then subscribed; a
+// second subscriber beside the first; the first one's end; the last one's
+// end and a new subscription of the same datapoint.
+func TestRouterFollowsSubscriptionsBetweenBatches(t *testing.T) {
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := NewRouter()
+	l := &lane{r: r, b: keysOnlyBatcher()}
+	sec := 0
+	next := func() {
+		sec++
+		l.route([]Observation{{ProjectID: 1, DataPointID: "a", Time: t0.Add(time.Duration(sec) * time.Second)},
+			{ProjectID: 1, DataPointID: "b", Time: t0}})
+	}
+	r.Attach(1, "b", &collector{}) // so that the router routes at all
+	first, second, third := &collector{}, &collector{}, &collector{}
+	counts := func() []int { return []int{len(first.got), len(second.got), len(third.got)} }
+	steps := []struct {
+		name   string
+		change func()
+		want   []int // deliveries so far, per subscriber
+	}{
+		{"nobody listens", func() {}, []int{0, 0, 0}},
+		{"a subscriber comes", func() { r.Attach(1, "a", first) }, []int{1, 0, 0}},
+		{"a second one", func() { r.Attach(1, "a", second) }, []int{2, 1, 0}},
+		{"the first leaves", func() { r.Detach(1, "a", first) }, []int{2, 2, 0}},
+		{"the last leaves", func() { r.Detach(1, "a", second) }, []int{2, 2, 0}},
+		{"a new one comes", func() { r.Attach(1, "a", third) }, []int{2, 2, 1}},
+	}
+	for _, s := range steps {
+		s.change()
+		next()
+		if got := counts(); !slices.Equal(got, s.want) {
+			t.Fatalf("%s: deliveries %v, want %v", s.name, got, s.want)
+		}
+	}
 }
 
 // One subscriber of several datapoints (an actor reading several

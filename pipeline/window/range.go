@@ -259,6 +259,12 @@ func parseCron(field, expr string) (string, error) {
 	if !gronx.IsValid(norm) {
 		return "", fieldErr(field, "%q is not a valid cron expression", expr)
 	}
+	// Any day of any month fires a valid minute and hour; only then is the
+	// costly probe (gronx walks the calendar, 300 µs here, a tenth of a
+	// restart's CPU at 100,000 datapoints) left out.
+	if fields[2] == "*" && fields[4] == "*" {
+		return norm, nil
+	}
 	if _, err := gronx.NextTickAfter(norm, cronProbe, false); err != nil {
 		return "", fieldErr(field, "%q never fires", expr)
 	}
