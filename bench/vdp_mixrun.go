@@ -104,7 +104,15 @@ func vdpMix(ctx context.Context, opts VDPOptions, progress func(string, ...any))
 	fd := &feeder{ctx: ctx, b: rig.batcher, opts: opts, f: feed}
 	fd.start()
 	live = nil // restartMix stops it
+	inBase := storedCount(rig.reg, srcBench)
 	engine, res["restart_all_running_s"], err = restartMix(ctx, rig, engine, opts, progress)
+	if s, ok := res["restart_all_running_s"].(float64); ok && s > 0 {
+		// What the feed stored meanwhile: the restart shares the machine
+		// with it, and the more the pipeline takes, the less is left for
+		// the resume.
+		res["restart_inputs_per_s"] = int((storedCount(rig.reg, srcBench) - inBase) / (s + opts.Down.Seconds()))
+		progress("restart: the feed stored %d inputs/s meanwhile", res["restart_inputs_per_s"])
+	}
 	live = engine
 	if err == nil {
 		res["running_after_restart"], err = rig.running(ctx)
