@@ -191,9 +191,10 @@ func (f *vdpFeed) err() error {
 // latencyTaps subscribe to the router beside the actors, for the
 // sampled virtual datapoints: to their sources, noting when each
 // observation was stored, and to their outputs, which close the interval.
-// The router calls both on the batcher's writer goroutine, right after
-// each commit; a source's delivery comes before the output it causes,
-// which can only commit in a later batch. Entries leave the map when their
+// The router calls them on the batcher's writer goroutines, the inputs'
+// lane and the outputs', right after each commit; a source's delivery
+// reaches the tap right after the actor (one run, the same subscribers),
+// before the output it causes can be committed. Entries leave the map when their
 // output arrives, so it holds the in-flight ones only.
 type latencyTaps struct {
 	mu      sync.Mutex

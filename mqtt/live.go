@@ -32,7 +32,8 @@ type LiveConfig struct {
 // Live publishes every stored observation of every project to its
 // datapoint's topic (codec.DatapointTopic) as {"time", "value"}
 // (codec.AppendObservationJSON), QoS 1, in time order per datapoint within
-// each stored batch and batches in commit order. It is a router tap:
+// each stored batch and batches in commit order within each of the
+// batcher's two lanes (inputs, outputs). It is a router tap:
 // storage is the system of record and live data is best effort, so a
 // batch that finds the queue full is dropped (bdp_mqtt_live_dropped_total)
 // rather than slowing ingestion. One goroutine publishes; Close joins it.
