@@ -194,8 +194,8 @@ func (f *vdpFeed) err() error {
 // The router calls them on the batcher's writer goroutines, the inputs'
 // lane and the outputs', right after each commit; a source's delivery
 // reaches the tap right after the actor (one run, the same subscribers),
-// before the output it causes can be committed. Entries leave the map when their
-// output arrives, so it holds the in-flight ones only.
+// before the output it causes can be committed. Entries leave the map
+// when their output arrives, so it holds the in-flight ones only.
 type latencyTaps struct {
 	mu      sync.Mutex
 	stored  map[int64]time.Time // input time (UnixNano) -> when it was stored

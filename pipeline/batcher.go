@@ -80,10 +80,9 @@ type Batcher struct {
 
 	// ids caches datapoint row ids. The lanes' writer goroutines read it,
 	// under one read lock per pass over a batch; resolve adds to it and
-	// ForgetProject deletes from it. A
-	// plain map, not a sync.Map: the two lookups per observation of a
-	// sync.Map, hashing an interface, were a fifth of the CPU of the
-	// 10,000-datapoint benchmark.
+	// ForgetProject deletes from it. A plain map, not a sync.Map: the two
+	// lookups per observation of a sync.Map, hashing an interface, were a
+	// fifth of the CPU of the 10,000-datapoint benchmark.
 	idsMu sync.RWMutex
 	ids   map[dpKey]int64
 
@@ -212,18 +211,15 @@ func (b *Batcher) Run() {
 	var lanes sync.WaitGroup
 	for _, w := range []*writer{b.inputs, b.outputs} {
 		lanes.Go(func() {
-			writerDone := make(chan struct{})
-			go func() {
-				defer close(writerDone)
-				for batch := range w.batches {
-					ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-					w.flush(ctx, batch)
-					cancel()
-				}
-			}()
 			w.collect()
 			close(w.batches)
-			<-writerDone
+		})
+		lanes.Go(func() {
+			for batch := range w.batches {
+				ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+				w.flush(ctx, batch)
+				cancel()
+			}
 		})
 	}
 	lanes.Wait()

@@ -159,6 +159,9 @@ func (r *Router) route(batch []*writeRequest, keys []rowKey, s *runScratch) {
 	})
 	r.mu.RUnlock()
 	s.runs = runs
+	if len(runs) == 0 {
+		return // the outputs' lane, mostly: nobody reads them
+	}
 	all := make([]Observation, 0, total)
 	for _, ri := range s.arrivalOrder(batch, len(keys)) {
 		run := &runs[ri]

@@ -260,8 +260,9 @@ func parseCron(field, expr string) (string, error) {
 		return "", fieldErr(field, "%q is not a valid cron expression", expr)
 	}
 	// Any day of any month fires a valid minute and hour; only then is the
-	// costly probe (gronx walks the calendar, 300 µs here, a tenth of a
-	// restart's CPU at 100,000 datapoints) left out.
+	// costly probe left out (gronx walks the calendar: 52 µs a parse with
+	// it, 11.5 without, BenchmarkParseCronEveryDay; a restart parses every
+	// running datapoint's ranges).
 	if fields[2] == "*" && fields[4] == "*" {
 		return norm, nil
 	}
