@@ -211,7 +211,11 @@ func (a *vdpActor) start(ctx actor.Context, sctx context.Context, catchUp bool, 
 			// other before the cursor, is not this run's to write.
 			start = now.Add(time.Nanosecond)
 		}
-		r, err := newReplay(sctx, calc, a.def.ProjectID, src, start, endOfTime, horizon)
+		runStart := cursor // a catch-up continues the run begun there
+		if from.IsZero() {
+			runStart = time.Time{}
+		}
+		r, err := newReplay(sctx, calc, a.def.ProjectID, src, start, endOfTime, runStart, horizon)
 		if err != nil {
 			return cursor, err
 		}

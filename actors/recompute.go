@@ -95,7 +95,7 @@ func recompute(ctx context.Context, def Definition, src SourceReader, start, end
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReplay(ctx, calc, def.ProjectID, src, start, end, nil)
+	r, err := newReplay(ctx, calc, def.ProjectID, src, start, end, time.Time{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -112,14 +112,27 @@ func recompute(ctx context.Context, def Definition, src SourceReader, start, end
 // newReplay warms calc up for a replay of [start, end): its windows hold
 // the history before the warm-up start, and one stream per source datapoint
 // is ready to page through the rest. Boundaries fire up to end.
-func newReplay(ctx context.Context, calc Calculator, project int64, src SourceReader, start, end time.Time, horizon readHorizon) (*replay, error) {
-	from := start
+//
+// A replay that continues a run begun at runStart (a catch-up: zero for
+// none) gives the timed pins what they held from the run's boundaries
+// before the warm-up start (holdTimed): with the run's own warm-up start
+// as the earliest, as a recompute from runStart has it.
+func newReplay(ctx context.Context, calc Calculator, project int64, src SourceReader, start, end, runStart time.Time, horizon readHorizon) (*replay, error) {
+	from, floor := start, runStart
 	if w, ok := calc.(interface{ warmStart(time.Time) time.Time }); ok {
 		from = w.warmStart(start)
+		if !runStart.IsZero() {
+			floor = w.warmStart(runStart)
+		}
 	}
 	streams, err := warmUp(ctx, calc, project, src, from, horizon)
 	if err != nil {
 		return nil, err
+	}
+	if h, ok := calc.(*calculator); ok && !floor.IsZero() && floor.Before(from) {
+		if err := h.holdTimed(ctx, src, project, from, floor, horizon); err != nil {
+			return nil, err
+		}
 	}
 	return &replay{ctx: ctx, src: src, project: project, calc: calc, from: from, start: start, end: end, tickEnd: end,
 		streams: streams, progress: func(int, int) {}, total: max(1, int(end.Sub(start)/time.Second))}, nil

@@ -121,6 +121,23 @@ func (p *Pin) emit(v float64, ok bool) bool {
 	return ok
 }
 
+// Fresh is a new pin of the same window, aggregate and trigger, empty and
+// not yet emitted: a scratch copy for working out what this one held at an
+// earlier boundary (Fire on it leaves this pin alone).
+func (p *Pin) Fresh() *Pin {
+	w := win{kind: p.w.kind, n: p.w.n, d: p.w.d}
+	if p.w.cron != nil {
+		w.cron = &cronState{startExpr: p.w.cron.startExpr, endExpr: p.w.cron.endExpr}
+	}
+	return &Pin{w: w, agg: p.agg, trig: p.trig}
+}
+
+// Hold makes v the pin's latest emitted value, as if it had emitted v: a
+// catch-up gives a timed pin the value it held from a boundary before the
+// catch-up's start (actors' holdTimedPins), which its window as of the
+// start may no longer show.
+func (p *Pin) Hold(v float64) { p.value, p.emitted = v, true }
+
 // Emitted is the pin's latest emitted value; ok is false until it has
 // emitted once.
 func (p *Pin) Emitted() (value float64, ok bool) { return p.value, p.emitted }

@@ -71,6 +71,20 @@ func (t Trigger) Next(after time.Time) (next time.Time, ok bool) {
 	return after.UTC().Truncate(p).Add(p), true
 }
 
+// Prev is the last boundary of t strictly before before, in UTC; ok is
+// false for every_value.
+func (t Trigger) Prev(before time.Time) (prev time.Time, ok bool) {
+	p := t.spacing()
+	if p == 0 {
+		return time.Time{}, false
+	}
+	b := before.UTC().Truncate(p)
+	if b.Equal(before) {
+		b = b.Add(-p)
+	}
+	return b, true
+}
+
 // Boundaries yields t's boundaries in (from, to], oldest first: the
 // boundaries an exact recompute over that interval fires, and those a live
 // actor missed while stopped. An iterator rather than a slice, since a year

@@ -53,6 +53,30 @@ func TestDueAndNext(t *testing.T) {
 	}
 }
 
+// Prev is the last boundary strictly before a time: a catch-up looks back
+// from its warm-up start for what a timed pin held.
+func TestPrev(t *testing.T) {
+	cases := []struct {
+		tr   Trigger
+		t    time.Time
+		prev time.Time
+		ok   bool
+	}{
+		{EveryMinute, at(5 * min_), at(4 * min_), true}, // on a boundary: the one before
+		{EveryMinute, at(5*min_ + 1), at(5 * min_), true},
+		{EveryMinute, at(5*min_ - 1), at(4 * min_), true},
+		{EveryHour, at(2 * hr), at(1 * hr), true},
+		{EveryHour, at(2*hr + min_), at(2 * hr), true},
+		{EveryValue, at(0), time.Time{}, false},
+	}
+	for _, c := range cases {
+		prev, ok := c.tr.Prev(c.t)
+		if ok != c.ok || !prev.Equal(c.prev) {
+			t.Errorf("%s.Prev(%v) = %v, %v; want %v", c.tr, c.t, prev, ok, c.prev)
+		}
+	}
+}
+
 func TestBoundaries(t *testing.T) {
 	cases := []struct {
 		name     string
