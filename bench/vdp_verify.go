@@ -77,7 +77,8 @@ func verifyMix(ctx context.Context, st *store.Store, engine *actors.Engine, proj
 			atomic.AddInt64(&c.diffShape[i%len(mixTable)], int64(n))
 			c.mu.Lock()
 			if c.first == "" {
-				c.first = fmt.Sprintf("%s (%s): %s", vdpName(i), typ, what)
+				c.first = fmt.Sprintf("%s (%s, shape %d, cursor %s): %d of %d differ, the first %s", vdpName(i), typ, i%len(mixTable),
+					cursors[i].Format(time.RFC3339Nano), n, max(len(want), len(got)), what)
 			}
 			c.mu.Unlock()
 		}
