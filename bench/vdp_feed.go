@@ -200,6 +200,7 @@ type latencyTaps struct {
 	mu      sync.Mutex
 	stored  map[int64]time.Time // input time (UnixNano) -> when it was stored
 	samples []time.Duration
+	at      []time.Time // when each sample's input was stored
 	unsub   []func()
 }
 
@@ -257,6 +258,7 @@ func (t outputTap) Deliver(obs []pipeline.Observation) {
 		k := o.Time.UnixNano()
 		if at, ok := t.l.stored[k]; ok {
 			t.l.samples = append(t.l.samples, now.Sub(at))
+			t.l.at = append(t.l.at, at)
 			delete(t.l.stored, k)
 		}
 	}
@@ -268,6 +270,27 @@ func (l *latencyTaps) percentiles() (p50, p99 float64, n int) {
 	s := slices.Clone(l.samples)
 	l.mu.Unlock()
 	return quantileMS(s, 0.50), quantileMS(s, 0.99), len(s)
+}
+
+// p99BySlot is the p99 in milliseconds of the samples whose inputs were
+// stored in each slot of length d from began on: where in the feed the
+// tail lies (a minute boundary's ticks, a checkpoint).
+func (l *latencyTaps) p99BySlot(began time.Time, d time.Duration) []float64 {
+	l.mu.Lock()
+	var slots [][]time.Duration
+	for i, at := range l.at {
+		k := max(0, int(at.Sub(began)/d))
+		for len(slots) <= k {
+			slots = append(slots, nil)
+		}
+		slots[k] = append(slots[k], l.samples[i])
+	}
+	l.mu.Unlock()
+	out := make([]float64, len(slots))
+	for i, s := range slots {
+		out[i] = quantileMS(s, 0.99)
+	}
+	return out
 }
 
 // quantileMS is the q-quantile of s in milliseconds (0 for none); it
@@ -287,5 +310,5 @@ func (l *latencyTaps) close() {
 	for _, u := range l.unsub {
 		u()
 	}
-	l.unsub, l.stored, l.samples = nil, nil, nil
+	l.unsub, l.stored, l.samples, l.at = nil, nil, nil, nil
 }

@@ -194,7 +194,10 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, engine *actors.Engine, opts 
 	inputs := storedCount(rig.reg, srcBench) - inBase
 	settleOutputs(rig, opts.Drain)
 	p50, p99, samples := lat.percentiles()
+	bySlot := lat.p99BySlot(began, 10*time.Second)
 	lat.close()
+	res["latency_p99_ms_by_10s"] = bySlot
+	progress("mix: p99 by 10 s of the feed from %s: %v", began.UTC().Format(time.TimeOnly), bySlot)
 	res["feed_s"], res["rate_sustained"] = round(seconds), int(inputs/seconds)
 	res["latency_p50_ms"], res["latency_p99_ms"], res["latency_samples"] = round(p50), round(p99), samples
 
