@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	"github.com/openbdp/bdp/actors"
@@ -146,13 +144,10 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		return nil, err
 	}
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
-	// The engine runs at bdp serve's GOGC, and as bdp serve does, a GOGC
-	// in the environment rules instead.
-	gogc := os.Getenv("GOGC")
-	if gogc == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(node.GCPercent))
-		gogc = strconv.Itoa(node.GCPercent)
-	}
+	// The engine runs with bdp serve's collector settings, and as bdp
+	// serve does, a GOGC or GOMEMLIMIT in the environment rules instead.
+	gogc, restoreGC := node.TuneGC(os.Getenv)
+	defer restoreGC()
 	if opts.mixOn() {
 		res, err := vdpMix(ctx, opts, progress)
 		if res != nil {

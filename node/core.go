@@ -14,17 +14,6 @@ import (
 	"github.com/openbdp/bdp/store"
 )
 
-// GCPercent is bdp serve's GOGC unless the environment sets one, and what
-// bdp-bench vdp runs its in-process engine with. Live MQTT delivery and
-// the routing of observations to actors make garbage at every message, and
-// at Go's default of 100 the collector's share of a busy node's CPU
-// stretched latency tails: with 10 QoS 1 subscribers under 20,000
-// observations/s, live out's p99 was 15.1 and 11.2 ms at 200 against 24.6
-// and 17.6 ms at 100, run alternately (bdp-bench mqtt -parts live
-// -raw-subscribers). The price is a heap allowed to grow to three times
-// its live size between collections instead of two.
-const GCPercent = 200
-
 // CoreConfig is what the core of a node needs.
 type CoreConfig struct {
 	Store    *store.Store

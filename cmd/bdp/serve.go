@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/oklog/run"
@@ -43,9 +42,7 @@ func runServe(ctx context.Context) error {
 		return fmt.Errorf("bad configuration:\n%w", err)
 	}
 	log := newLogger(cfg.LogLevel)
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(node.GCPercent)
-	}
+	node.TuneGC(os.Getenv)
 	st, closeDB, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
