@@ -18,6 +18,9 @@ import (
 // VDPOptions shape the virtual-datapoint scenario; zero values take the
 // defaults of the figure.
 type VDPOptions struct {
+	// gcPercent is the collector's target in effect (node.GCTuner), set
+	// by VDP: the feed reports it.
+	gcPercent func() string
 	VDPs     int           // running formula datapoints; default 10,000
 	Rate     int           // source observations per second; default 50,000
 	PerWrite int           // observations per Batcher.Write; default 1,000
@@ -146,14 +149,11 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 	progress := func(format string, args ...any) { fmt.Fprintf(opts.Progress, "vdp: "+format+"\n", args...) }
 	// The engine runs with bdp serve's collector settings, and as bdp
 	// serve does, a GOGC or GOMEMLIMIT in the environment rules instead.
-	gogc, restoreGC := node.TuneGC(os.Getenv)
-	defer restoreGC()
+	gc := node.TuneGC(os.Getenv)
+	defer gc.Stop()
+	opts.gcPercent = gc.Percent
 	if opts.mixOn() {
-		res, err := vdpMix(ctx, opts, progress)
-		if res != nil {
-			res["gogc"] = gogc
-		}
-		return res, err
+		return vdpMix(ctx, opts, progress)
 	}
 
 	rig, err := newVDPRig(ctx, opts, progress)
@@ -288,7 +288,7 @@ func VDP(ctx context.Context, opts VDPOptions) (map[string]any, error) {
 		// the figures.
 		"loadavg_at_start": load,
 		"cpus":             runtime.NumCPU(),
-		"gogc":             gogc,
+		"gogc":             gc.Percent(), // at the end of the feed
 		"backlog_at_end":   int64(backlog), "drain_ms": round(drainMS), "drained": drained,
 	}
 	if flushes > 0 {

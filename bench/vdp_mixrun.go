@@ -197,6 +197,7 @@ func mixFeedPhase(ctx context.Context, rig *vdpRig, engine *actors.Engine, opts 
 	bySlot := lat.p99BySlot(began, 10*time.Second)
 	lat.close()
 	res["latency_p99_ms_by_10s"] = bySlot
+	res["gogc"] = opts.gcPercent() // at the end of the feed
 	progress("mix: p99 by 10 s of the feed from %s: %v", began.UTC().Format(time.TimeOnly), bySlot)
 	res["feed_s"], res["rate_sustained"] = round(seconds), int(inputs/seconds)
 	res["latency_p50_ms"], res["latency_p99_ms"], res["latency_samples"] = round(p50), round(p99), samples

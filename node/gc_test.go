@@ -38,8 +38,29 @@ func TestMemTotal(t *testing.T) {
 	}
 }
 
+// The target follows the live heap: a small heap keeps its garbage
+// small (a streamed import's memory bound), a large one collects less
+// often (the latency of 100,000 running datapoints).
+func TestPercentFollowsTheLiveHeap(t *testing.T) {
+	cases := []struct {
+		live uint64
+		want int
+	}{
+		{0, GCPercent},
+		{40 << 20, GCPercent},
+		{largeHeap - 1, GCPercent},
+		{largeHeap, GCPercentLargeHeap},
+		{2 << 30, GCPercentLargeHeap},
+	}
+	for _, c := range cases {
+		if got := percentFor(c.live); got != c.want {
+			t.Errorf("percentFor(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
 // TuneGC sets GOGC and a memory limit of half the machine unless the
-// environment sets them, and restore puts back what was there.
+// environment sets them, and Stop puts back what was there.
 func TestTuneGCLeavesTheEnvironmentsChoice(t *testing.T) {
 	total, ok := memTotal("/proc/meminfo")
 	if !ok {
@@ -52,21 +73,27 @@ func TestTuneGCLeavesTheEnvironmentsChoice(t *testing.T) {
 	defer debug.SetGCPercent(before)
 	defer debug.SetMemoryLimit(beforeLimit)
 
-	gogc, restore := TuneGC(env(nil))
-	if gogc != strconv.Itoa(GCPercent) || debug.SetGCPercent(GCPercent) != GCPercent {
-		t.Errorf("GOGC unset: ran at %s", gogc)
+	tuner := TuneGC(env(nil))
+	// This test's heap is far below largeHeap.
+	if got := tuner.Percent(); got != strconv.Itoa(GCPercent) || debug.SetGCPercent(GCPercent) != GCPercent {
+		t.Errorf("GOGC unset: ran at %s", got)
 	}
 	if got := debug.SetMemoryLimit(-1); got != total/2 {
 		t.Errorf("GOMEMLIMIT unset: limit %d, want half of %d", got, total)
 	}
-	restore()
+	tuner.adjust(largeHeap)
+	if got := tuner.Percent(); got != strconv.Itoa(GCPercentLargeHeap) || debug.SetGCPercent(GCPercentLargeHeap) != GCPercentLargeHeap {
+		t.Errorf("a large live heap: ran at %s", got)
+	}
+	tuner.Stop()
 	if debug.SetGCPercent(100) != 100 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		t.Error("restore did not put back GOGC 100 and no limit")
+		t.Error("Stop did not put back GOGC 100 and no limit")
 	}
 
-	gogc, restore = TuneGC(env(map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}))
-	defer restore()
-	if gogc != "150" || debug.SetGCPercent(100) != 100 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		t.Errorf("GOGC and GOMEMLIMIT set: TuneGC changed the collector (reported %s)", gogc)
+	tuner = TuneGC(env(map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}))
+	defer tuner.Stop()
+	tuner.adjust(largeHeap)
+	if got := tuner.Percent(); got != "150" || debug.SetGCPercent(100) != 100 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("GOGC and GOMEMLIMIT set: TuneGC changed the collector (reported %s)", got)
 	}
 }

@@ -42,7 +42,7 @@ func runServe(ctx context.Context) error {
 		return fmt.Errorf("bad configuration:\n%w", err)
 	}
 	log := newLogger(cfg.LogLevel)
-	node.TuneGC(os.Getenv)
+	defer node.TuneGC(os.Getenv).Stop()
 	st, closeDB, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
