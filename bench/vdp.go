@@ -18,9 +18,6 @@ import (
 // VDPOptions shape the virtual-datapoint scenario; zero values take the
 // defaults of the figure.
 type VDPOptions struct {
-	// gcPercent is the collector's target in effect (node.GCTuner), set
-	// by VDP: the feed reports it.
-	gcPercent func() string
 	VDPs     int           // running formula datapoints; default 10,000
 	Rate     int           // source observations per second; default 50,000
 	PerWrite int           // observations per Batcher.Write; default 1,000
@@ -71,6 +68,9 @@ type VDPOptions struct {
 	// feed: its alloc_space minus HeapProfile's (pprof -base) is what the
 	// feed allocated, which is what keeps the garbage collector busy.
 	FeedHeapProfile io.Writer
+	// gcPercent is the collector's target in effect (node.GCTuner), set
+	// by VDP: the feed reports it.
+	gcPercent func() string
 }
 
 func (o *VDPOptions) fill() error {
