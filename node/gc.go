@@ -32,8 +32,8 @@ import (
 //     collection had an output p99 of 60-85 ms against 12-14 ms for the
 //     others (bdp-bench vdp -vdps 100000 -rate 100000,
 //     latency_p99_ms_by_10s); at 400, two collections a minute, p99
-//     21.7-34.3 ms over the whole feed. The heap may then grow to five
-//     times its live size, about 1.9 GB at 100,000.
+//     21.7-46.6 ms over the whole feed (six runs). The heap may then grow
+//     to five times its live size, about 1.9 GB at 100,000.
 //
 // Unless GOMEMLIMIT is set, a soft memory limit of half the machine's
 // memory bounds either: past it, the collector runs more often instead.
