@@ -219,15 +219,19 @@ func (c *calculator) Observe(pin string, p Point) (Point, bool) {
 // gradient over one is fed one by one throughout.
 func (c *calculator) fill(pin string, pts []Point) {
 	tail := min(len(pts), c.refillTail)
-	bulk := pts[:len(pts)-tail]
-	obs := make([]window.Observation, len(bulk))
-	for i, p := range bulk {
-		obs[i] = window.Observation(p)
-	}
-	c.calc.Fill(pin, obs)
+	c.calc.Fill(pin, windowObservations(pts[:len(pts)-tail]))
 	for _, p := range pts[len(pts)-tail:] {
 		_, _ = c.Observe(pin, p)
 	}
+}
+
+// windowObservations is pts as the window package takes them.
+func windowObservations(pts []Point) []window.Observation {
+	obs := make([]window.Observation, len(pts))
+	for i, p := range pts {
+		obs[i] = window.Observation(p)
+	}
+	return obs
 }
 
 func (c *calculator) Tick(t time.Time) (Point, bool) {

@@ -72,11 +72,7 @@ func heldBefore(ctx context.Context, src SourceReader, project int64, s Source, 
 			break
 		}
 		scratch := pin.Fresh()
-		obs := make([]window.Observation, len(pts))
-		for i, p := range pts {
-			obs[i] = window.Observation(p)
-		}
-		scratch.Fill(obs)
+		scratch.Fill(windowObservations(pts))
 		lowest, _ := trig.Next(pts[len(pts)-1].Time.Add(-time.Nanosecond)) // the first boundary at or after the newest
 		if lowest.Before(floor) {
 			lowest = floor
